@@ -1,0 +1,4 @@
+"""Callbacks: monitors and pictures."""
+
+from keras_paperzoo.callbacks.gan_pictures import SampleGrid, latent_interpolation
+from keras_paperzoo.callbacks.image_grid import image_grid, save_png

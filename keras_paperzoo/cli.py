@@ -1,0 +1,158 @@
+"""The `paperzoo` command: list recipes, train one, export a trained model.
+
+    paperzoo list
+    paperzoo train gan [--dataset D] [--epochs N] [--steps-per-epoch N] [--batch-size N]
+                       [--output-dir DIR] [--backend tensorflow|jax|torch] [--seed S] [--resume]
+    paperzoo export MODEL.keras --format saved_model|litert [--output PATH]
+
+Problems with the request (unknown recipe, bad values, missing files) are reported
+as one line on stderr with exit status 2.
+"""
+
+import argparse
+import os
+import pathlib
+import sys
+
+from keras_paperzoo.recipes import RECIPES
+
+BACKENDS = ("tensorflow", "jax", "torch")
+# The deployable part of each trainer, for `paperzoo export`.
+EXPORT_SUBMODELS = {"GAN": "generator"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError(message)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _int(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+
+
+def build_parser():
+    parser = _Parser(prog="paperzoo", description="Landmark deep-learning papers on Keras 3.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sub.add_parser("list", help="every recipe with its paper")
+
+    train = sub.add_parser("train", help="train a recipe")
+    train.add_argument("recipe", help="recipe name (see `paperzoo list`)")
+    train.add_argument("--dataset", default=None, help="digits (default), a tensorflow-datasets name, a .npz, a folder or a .zip")
+    train.add_argument("--epochs", type=_positive_int, default=None)
+    train.add_argument("--steps-per-epoch", type=_positive_int, default=None)
+    train.add_argument("--batch-size", type=_positive_int, default=None)
+    train.add_argument("--image-size", type=_positive_int, default=None, help="resize images to N x N")
+    train.add_argument("--output-dir", default=None, help="default: runs/RECIPE")
+    train.add_argument("--backend", choices=BACKENDS, default=None, help="Keras backend (default: $KERAS_BACKEND or tensorflow)")
+    train.add_argument("--seed", type=_int, default=0)
+    train.add_argument("--resume", action="store_true", help="continue the interrupted run in --output-dir")
+    train.add_argument("--parzen-samples", type=_positive_int, default=10000, help="(gan) generated samples for the Parzen estimate")
+    train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
+
+    export = sub.add_parser("export", help="export a trained model for TF Serving or LiteRT")
+    export.add_argument("model", help="a .keras file written by `paperzoo train`")
+    export.add_argument("--format", required=True, choices=("saved_model", "litert"))
+    export.add_argument("--output", default=None, help="default: beside the model")
+    export.add_argument("--tolerance", type=float, default=1e-4)
+    return parser
+
+
+def _list():
+    width = max(len(name) for name in RECIPES)
+    for recipe in RECIPES.values():
+        print(f"{recipe.name:<{width}}  {recipe.paper}: {recipe.description}")
+    return 0
+
+
+def _train(args):
+    if args.recipe not in RECIPES:
+        raise _UsageError(f"unknown recipe {args.recipe!r}; known: {', '.join(sorted(RECIPES))}")
+    if args.backend:
+        _select_backend(args.backend)
+    args.output_dir = args.output_dir or os.path.join("runs", args.recipe)
+    metrics = RECIPES[args.recipe].load().run(args)
+    print(f"wrote {pathlib.Path(args.output_dir) / 'metrics.json'}: " + ", ".join(
+        f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float)
+    ))
+    return 0
+
+
+def _select_backend(backend):
+    current = sys.modules.get("keras")
+    if current is not None and current.backend.backend() != backend:
+        raise _UsageError(f"--backend {backend}: Keras is already running on {current.backend.backend()}")
+    os.environ["KERAS_BACKEND"] = backend
+
+
+def _export(args):
+    model_path = pathlib.Path(args.model)
+    if not model_path.is_file():
+        raise _UsageError(f"model file {str(model_path)!r} does not exist")
+    if model_path.suffix != ".keras":
+        raise _UsageError(f"model file {str(model_path)!r} is not a .keras file")
+    submodel = EXPORT_SUBMODELS.get(_keras_class_name(model_path))
+    suffix = "_saved_model" if args.format == "saved_model" else ".tflite"
+    output = args.output or str(model_path.with_name(model_path.stem + suffix))
+    from keras_paperzoo.export import export_model_file
+
+    result = export_model_file(str(model_path), output, format=args.format, submodel=submodel, tolerance=args.tolerance)
+    what = f"{model_path.name}:{submodel}" if submodel else model_path.name
+    print(f"exported {what} to {result.path} ({args.format}); largest |exported - keras| = {result.max_abs_diff:.3g}")
+    if not result.max_abs_diff <= args.tolerance:
+        print(f"paperzoo: error: exported outputs differ from Keras's by {result.max_abs_diff:.3g} > {args.tolerance}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _keras_class_name(path):
+    import json
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return json.loads(archive.read("config.json")).get("class_name")
+    except (zipfile.BadZipFile, KeyError, ValueError):
+        raise _UsageError(f"{str(path)!r} is not a valid .keras file")
+
+
+def main(argv=None):
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command == "list":
+            return _list()
+        if args.command == "train":
+            return _train(args)
+        return _export(args)
+    except _UsageError as error:
+        print(f"paperzoo: error: {error}", file=sys.stderr)
+        return 2
+    except (ValueError, FileNotFoundError) as error:
+        # Dataset, recipe and argument checks raise ValueError subclasses with a
+        # message naming the value and the rule. PAPERZOO_DEBUG=1 shows the trace.
+        if os.environ.get("PAPERZOO_DEBUG"):
+            raise
+        print(f"paperzoo: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Minibatches in a fresh, reproducible order every epoch.
+
+The order of epoch e is a permutation drawn from (seed, e), so a run resumed at
+epoch e sees exactly the batches the uninterrupted run saw.
+"""
+
+import numpy as np
+
+import keras
+
+
+class EpochShuffledBatches(keras.utils.PyDataset):
+    """A `PyDataset` over in-memory arrays, reshuffled each epoch from (seed, epoch).
+
+    Args:
+        x: array (N, ...). y: optional array (N, ...).
+        batch_size: int. drop_remainder: drop the last partial batch (default
+            True: the GAN splits each batch into k equal minibatches).
+        seed: int.
+
+    Example:
+
+    ```python
+    batches = EpochShuffledBatches(images, batch_size=100, seed=0)
+    model.fit(batches, epochs=5, callbacks=[batches.epoch_callback()])
+    ```
+    """
+
+    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, **kwargs):
+        super().__init__(**kwargs)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
+        if len(x) < batch_size and drop_remainder:
+            raise ValueError(
+                f"batch_size {batch_size} is larger than the dataset ({len(x)} examples)."
+            )
+        self.x, self.y = x, y
+        self.batch_size = batch_size
+        self.drop_remainder = drop_remainder
+        self.seed = seed
+        self.epoch = 0
+        self._order = None
+
+    def __len__(self):
+        n = len(self.x) / self.batch_size
+        return int(np.floor(n)) if self.drop_remainder else int(np.ceil(n))
+
+    def set_epoch(self, epoch):
+        self.epoch = int(epoch)
+        self._order = None
+
+    def _permutation(self):
+        if self._order is None:
+            rng = np.random.default_rng([self.seed, self.epoch])
+            self._order = rng.permutation(len(self.x))
+        return self._order
+
+    def __getitem__(self, index):
+        rows = self._permutation()[index * self.batch_size : (index + 1) * self.batch_size]
+        if self.y is None:
+            return self.x[rows]
+        return self.x[rows], self.y[rows]
+
+    def epoch_callback(self):
+        """A callback keeping `epoch` in step with `fit` (resumed runs included)."""
+        batches = self
+
+        class _SetEpoch(keras.callbacks.Callback):
+            def on_epoch_begin(self, epoch, logs=None):
+                batches.set_epoch(epoch)
+
+        return _SetEpoch()

@@ -1,0 +1,3 @@
+"""Models: one folder per paper (backbones, trainers, presets)."""
+
+from keras_paperzoo.models.gan import GAN

@@ -1,0 +1,282 @@
+"""The GAN trainer: Algorithm 1 of Goodfellow et al. 2014, "Generative Adversarial Nets".
+
+https://arxiv.org/abs/1406.2661
+"""
+
+import keras
+from keras import ops
+
+from keras_paperzoo.losses.gan import GENERATOR_LOSSES, discriminator_loss
+from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
+from keras_paperzoo.training.schedules import ExponentialDecayWithFloor, LinearRamp
+from keras_paperzoo.training.step import MultiOptimizerTrainer
+
+NOISE_KINDS = ("gaussian", "uniform")
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class GAN(MultiOptimizerTrainer):
+    """A generator and a discriminator trained by the minimax game of eq. 1.
+
+    Each training step is one iteration of the paper's Algorithm 1:
+
+    1. `d_steps` (the paper's k) times: take a minibatch of m real images and m
+       noise samples z ~ p_z, and update D by ascending
+       mean log D(x) + mean log(1 - D(G(z))).
+    2. Take m fresh noise samples and update G by descending
+       mean log(1 - D(G(z))) (`generator_loss="minimax"`) or, by default, ascending
+       mean log D(G(z)) (`"non_saturating"`, the paper's practical advice, Sec. 3).
+
+    A `fit` batch of size B gives k minibatches of m = B // k real images, one per
+    discriminator update (so with k = 1, m = B). D and G have separate optimizers.
+    `compile()` with no arguments gives the paper's MNIST setting for both: SGD,
+    learning rate 0.1 divided by 1.000004 after every update (floor 1e-6), momentum
+    0.5 rising linearly to 0.7 by epoch 250 (the authors' pylearn2 configuration).
+
+    The discriminator returns *logits*; D(x) is their sigmoid, applied inside the
+    losses for numerical stability (pass `from_logits=False` for a discriminator
+    that ends in a sigmoid).
+
+    Args:
+        generator: a `keras.Model` mapping noise (batch, latent_dim) to samples.
+        discriminator: a `keras.Model` mapping samples to one logit per sample.
+        latent_dim: int, size of z; read from the generator's input when omitted.
+        d_steps: int k >= 1, discriminator updates per generator update. The paper
+            uses k = 1 ("the least expensive option").
+        generator_loss: `"non_saturating"` (default) or `"minimax"`.
+        noise: `"gaussian"` (N(0, I), the authors' MNIST code) or `"uniform"`
+            (U(-sqrt 3, sqrt 3)^d, unit variance; the 1-D toy of Figure 1).
+        from_logits: whether the discriminator's outputs are logits.
+        seed: int or None, seed of the noise sampler.
+
+    Metrics: `d_loss` (= -V on the minibatch), `g_loss`, `d_real` (mean D(x)),
+    `d_fake` (mean D(G(z))).
+
+    Example:
+
+    ```python
+    import numpy as np
+    from keras_paperzoo.models import GAN
+    gan = GAN.from_preset("gan_mnist")
+    gan.compile()
+    images = np.random.rand(200, 28, 28, 1).astype("float32")
+    gan.fit(images, batch_size=100, epochs=1)
+    samples = gan.generate(16)  # (16, 28, 28, 1)
+    ```
+    """
+
+    def __init__(
+        self,
+        generator,
+        discriminator,
+        latent_dim=None,
+        d_steps=1,
+        generator_loss="non_saturating",
+        noise="gaussian",
+        from_logits=True,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if not isinstance(generator, keras.Model) or not isinstance(discriminator, keras.Model):
+            raise ValueError(
+                "GAN needs keras.Model instances for `generator` and `discriminator`; "
+                f"got {type(generator).__name__} and {type(discriminator).__name__}."
+            )
+        if latent_dim is None:
+            try:
+                latent_dim = generator.input_shape[-1]
+            except (AttributeError, ValueError):
+                latent_dim = None
+            if latent_dim is None:
+                raise ValueError(
+                    "GAN could not read latent_dim from the generator (it has no input "
+                    "shape yet); pass latent_dim=..."
+                )
+        if not isinstance(latent_dim, int) or latent_dim < 1:
+            raise ValueError(f"latent_dim must be a positive int; got {latent_dim!r}.")
+        if not isinstance(d_steps, int) or isinstance(d_steps, bool) or d_steps < 1:
+            raise ValueError(f"d_steps (the paper's k) must be an int >= 1; got {d_steps!r}.")
+        if generator_loss not in GENERATOR_LOSSES:
+            raise ValueError(
+                f"generator_loss must be one of {sorted(GENERATOR_LOSSES)}; got {generator_loss!r}."
+            )
+        if noise not in NOISE_KINDS:
+            raise ValueError(f"noise must be one of {NOISE_KINDS}; got {noise!r}.")
+        self.generator = generator
+        self.discriminator = discriminator
+        self.latent_dim = latent_dim
+        self.d_steps = d_steps
+        self.generator_loss = generator_loss
+        self.noise = noise
+        self.from_logits = from_logits
+        self.seed = seed
+        self.noise_seed = keras.random.SeedGenerator(seed, name="noise_seed")
+        self.d_loss_tracker = keras.metrics.Mean(name="d_loss")
+        self.g_loss_tracker = keras.metrics.Mean(name="g_loss")
+        self.d_real_tracker = keras.metrics.Mean(name="d_real")
+        self.d_fake_tracker = keras.metrics.Mean(name="d_fake")
+        self._build_networks()
+
+    def _build_networks(self):
+        if not self.generator.built:
+            self.generator.build((None, self.latent_dim))
+        sample_shape = self.generator.compute_output_shape((None, self.latent_dim))
+        if not self.discriminator.built:
+            self.discriminator.build(sample_shape)
+        expected = getattr(self.discriminator, "input_shape", None)
+        if expected is not None and tuple(expected[1:]) != tuple(sample_shape[1:]):
+            raise ValueError(
+                f"The generator makes samples of shape {tuple(sample_shape[1:])} but the "
+                f"discriminator takes {tuple(expected[1:])}."
+            )
+        self.built = True
+
+    @property
+    def metrics(self):
+        return [self.d_loss_tracker, self.g_loss_tracker, self.d_real_tracker, self.d_fake_tracker]
+
+    def call(self, z, training=False):
+        """G(z): noise (batch, latent_dim) -> samples."""
+        return self.generator(z, training=training)
+
+    def sample_noise(self, num_samples):
+        """z ~ p_z, shape (num_samples, latent_dim), from the trainer's own seed."""
+        shape = (num_samples, self.latent_dim)
+        if self.noise == "gaussian":
+            return keras.random.normal(shape, seed=self.noise_seed)
+        limit = 3.0**0.5
+        return keras.random.uniform(shape, -limit, limit, seed=self.noise_seed)
+
+    def generate(self, num_samples, batch_size=500):
+        """`num_samples` samples of G as a NumPy array (drawn from the trainer's seed)."""
+        z = ops.convert_to_numpy(self.sample_noise(num_samples))
+        return self.generator.predict(z, batch_size=batch_size, verbose=0)
+
+    # --- Algorithm 1 ------------------------------------------------------------
+    def optimizer_groups(self):
+        return {
+            "discriminator": self.discriminator.trainable_variables,
+            "generator": self.generator.trainable_variables,
+        }
+
+    def multi_optimizer_step(self, data):
+        real = data[0] if isinstance(data, (tuple, list)) else data
+        m = ops.shape(real)[0] // self.d_steps
+
+        for i in range(self.d_steps):  # k discriminator updates
+            real_minibatch = real[i * m : (i + 1) * m]
+            z = self.sample_noise(m)
+            d_loss, (real_out, fake_out) = self.apply_update(
+                "discriminator", lambda x=real_minibatch, z=z: self._discriminator_objective(x, z)
+            )
+
+        z = self.sample_noise(m)  # then one generator update
+        g_loss, _ = self.apply_update("generator", lambda: self._generator_objective(z))
+
+        self.d_loss_tracker.update_state(d_loss)
+        self.g_loss_tracker.update_state(g_loss)
+        self.d_real_tracker.update_state(ops.mean(self._probability(real_out)))
+        self.d_fake_tracker.update_state(ops.mean(self._probability(fake_out)))
+        return {metric.name: metric.result() for metric in self.metrics}
+
+    def _discriminator_objective(self, real, z):
+        fake = ops.stop_gradient(self.generator(z, training=True))
+        real_out = self.discriminator(real, training=True)
+        fake_out = self.discriminator(fake, training=True)
+        loss = discriminator_loss(real_out, fake_out, from_logits=self.from_logits)
+        return loss, (real_out, fake_out)
+
+    def _generator_objective(self, z):
+        fake_out = self.discriminator(self.generator(z, training=True), training=True)
+        loss = GENERATOR_LOSSES[self.generator_loss](fake_out, from_logits=self.from_logits)
+        return loss, fake_out
+
+    def _probability(self, outputs):
+        return ops.sigmoid(outputs) if self.from_logits else outputs
+
+    def evaluation_step(self, data):
+        real = data[0] if isinstance(data, (tuple, list)) else data
+        z = self.sample_noise(ops.shape(real)[0])
+        d_loss, (real_out, fake_out) = self._discriminator_objective(real, z)
+        g_loss = GENERATOR_LOSSES[self.generator_loss](fake_out, from_logits=self.from_logits)
+        self.d_loss_tracker.update_state(d_loss)
+        self.g_loss_tracker.update_state(g_loss)
+        self.d_real_tracker.update_state(ops.mean(self._probability(real_out)))
+        self.d_fake_tracker.update_state(ops.mean(self._probability(fake_out)))
+        return {metric.name: metric.result() for metric in self.metrics}
+
+    # --- compile with the paper's defaults -------------------------------------
+    def compile(self, d_optimizer=None, g_optimizer=None, steps_per_epoch=500, **kwargs):
+        """Separate optimizers for D and G; the paper's SGD when omitted.
+
+        Args:
+            d_optimizer, g_optimizer: `keras.optimizers.Optimizer`s (or names).
+                Default for each: `paper_optimizer(steps_per_epoch)`.
+            steps_per_epoch: updates per epoch, used to place the momentum ramp's
+                end at epoch 250 (500 in the paper: 50,000 images, batch 100).
+            **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
+        """
+        if kwargs.get("optimizer") is not None or kwargs.get("loss") is not None:
+            raise ValueError(
+                "GAN.compile takes d_optimizer= and g_optimizer= (its losses are the "
+                "paper's); got optimizer= or loss=."
+            )
+        kwargs.pop("optimizer", None)
+        kwargs.pop("loss", None)
+        d_optimizer = d_optimizer or paper_optimizer(steps_per_epoch)
+        g_optimizer = g_optimizer or paper_optimizer(steps_per_epoch)
+        super().compile(
+            optimizers={"discriminator": d_optimizer, "generator": g_optimizer}, **kwargs
+        )
+
+    @property
+    def d_optimizer(self):
+        return self.optimizer["discriminator"]
+
+    @property
+    def g_optimizer(self):
+        return self.optimizer["generator"]
+
+    # --- config -------------------------------------------------------------------
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "generator": keras.saving.serialize_keras_object(self.generator),
+                "discriminator": keras.saving.serialize_keras_object(self.discriminator),
+                "latent_dim": self.latent_dim,
+                "d_steps": self.d_steps,
+                "generator_loss": self.generator_loss,
+                "noise": self.noise,
+                "from_logits": self.from_logits,
+                "seed": self.seed,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["generator"] = keras.saving.deserialize_keras_object(config["generator"])
+        config["discriminator"] = keras.saving.deserialize_keras_object(config["discriminator"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, name, **overrides):
+        """Build a GAN from a named configuration (`GAN_PRESETS`); any argument may be overridden."""
+        from keras_paperzoo.models.gan.gan_presets import build_from_preset
+
+        return build_from_preset(cls, name, **overrides)
+
+
+def paper_optimizer(steps_per_epoch=500):
+    """The GAN paper's MNIST optimizer (authors' pylearn2 configuration).
+
+    SGD, lr 0.1 divided by 1.000004 per update (floor 1e-6), momentum 0.5 rising
+    linearly to 0.7 by epoch 250.
+    """
+    return ScheduledMomentumSGD(
+        learning_rate=ExponentialDecayWithFloor(0.1, decay_factor=1.000004, min_learning_rate=1e-6),
+        momentum=LinearRamp(0.5, 0.7, ramp_steps=250 * int(steps_per_epoch)),
+    )

@@ -1,0 +1,13 @@
+"""Training machinery shared by every trainer: the multi-optimizer step, EMA
+updates, schedules and optimizers."""
+
+from keras_paperzoo.training.ema import ema_update
+from keras_paperzoo.training.optimizer_group import OptimizerGroup
+from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
+from keras_paperzoo.training.schedules import (
+    ExponentialDecayWithFloor,
+    LinearRamp,
+    StepDecay,
+    WarmupCosineDecay,
+)
+from keras_paperzoo.training.step import MultiOptimizerTrainer, apply_gradient_update

@@ -1,0 +1,253 @@
+"""The one place in keras-paperzoo with backend branches: an optimizer update.
+
+Papers such as the GAN update several networks in one training step, each with its
+own loss and its own optimizer, in a fixed order (Goodfellow et al. 2014,
+Algorithm 1: k discriminator updates, then one generator update). Keras's default
+`train_step` knows one loss and one optimizer, so trainers of that kind subclass
+`MultiOptimizerTrainer` and write their step once, with `keras.ops`:
+
+```python
+class MyTrainer(MultiOptimizerTrainer):
+    def optimizer_groups(self):
+        return {"critic": self.critic.trainable_variables,
+                "actor": self.actor.trainable_variables}
+
+    def multi_optimizer_step(self, data):
+        critic_loss, _ = self.apply_update("critic", lambda: (self.critic_loss(data), None))
+        actor_loss, _ = self.apply_update("actor", lambda: (self.actor_loss(data), None))
+        return {"critic_loss": critic_loss, "actor_loss": actor_loss}
+```
+
+`apply_update` evaluates the loss with the variables as they are *now* (after the
+updates before it in the same step), differentiates it with respect to that
+group's variables only, and applies that group's optimizer:
+
+- TensorFlow: `tf.GradientTape` inside Keras's `tf.function`.
+- PyTorch: `torch.autograd.grad` on the group's parameters.
+- JAX: stateless and jit-compiled. The whole step runs inside a
+  `keras.StatelessScope` that maps every variable of the model, its optimizers and
+  its metrics to the state Keras's JAX trainer threads through `fit`; each update
+  differentiates with `jax.value_and_grad` over the group's values and writes the
+  new values (and any other state the loss changed: batch-norm statistics, RNG
+  seeds, queues) back into that scope. The new state is returned to Keras.
+
+Writes made with `variable.assign` inside a step (momentum encoders, queues,
+pointers) are thus carried on every backend, under `keras.distribution` too.
+"""
+
+import keras
+from keras import ops
+
+from keras_paperzoo.training.optimizer_group import OptimizerGroup
+
+
+def apply_gradient_update(loss_fn, variables, optimizer):
+    """One optimizer update of `variables` on the loss returned by `loss_fn`.
+
+    Args:
+        loss_fn: callable with no arguments returning `(loss, aux)`; `loss` is a
+            scalar tensor, `aux` any nest of tensors (returned unchanged).
+        variables: list of trainable `keras.Variable`s to differentiate and update.
+        optimizer: a built `keras.optimizers.Optimizer` owning `variables`.
+
+    Returns:
+        `(loss, aux)` as computed before the update.
+    """
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            loss, aux = loss_fn()
+        grads = tape.gradient(loss, variables)
+    elif backend == "torch":
+        import torch
+
+        loss, aux = loss_fn()
+        params = [v.value for v in variables]
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+    elif backend == "jax":
+        loss, aux, grads = _jax_value_and_grad(loss_fn, variables)
+    else:
+        raise NotImplementedError(
+            f"Backend {backend!r} is not supported; use tensorflow, jax or torch."
+        )
+    grads = [
+        ops.zeros_like(v) if g is None else g for g, v in zip(grads, variables)
+    ]
+    if backend == "torch":
+        import torch
+
+        with torch.no_grad():
+            optimizer.apply(grads, variables)
+    else:
+        optimizer.apply(grads, variables)
+    return loss, aux
+
+
+def _jax_value_and_grad(loss_fn, variables):
+    """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""
+    import jax
+    from keras.src.backend.common.stateless_scope import get_stateless_scope
+
+    outer = get_stateless_scope()
+    if outer is None:
+        raise RuntimeError(
+            "On JAX, apply_gradient_update must run inside "
+            "MultiOptimizerTrainer.train_step (a StatelessScope holding the state)."
+        )
+    own_ids = {id(v) for v in variables}
+    before = dict(outer.state_mapping)
+    values = [outer.get_current_value(v) for v in variables]
+    values = [v.value if value is None else value for v, value in zip(variables, values)]
+
+    def loss_of(values):
+        inner = keras.StatelessScope()
+        inner.state_mapping = dict(before)
+        inner.state_mapping.update({id(v): x for v, x in zip(variables, values)})
+        with inner:
+            loss, aux = loss_fn()
+        # State the loss wrote besides the differentiated variables
+        # (RNG seeds, batch-norm statistics, ...): carried out as aux.
+        written = {
+            key: value
+            for key, value in inner.state_mapping.items()
+            if key not in own_ids and value is not before.get(key)
+        }
+        return loss, (aux, written)
+
+    (loss, (aux, written)), grads = jax.value_and_grad(loss_of, has_aux=True)(values)
+    outer.state_mapping.update(written)
+    return loss, aux, grads
+
+
+class MultiOptimizerTrainer(keras.Model):
+    """A `keras.Model` whose training step updates several optimizers in turn.
+
+    Subclasses implement `optimizer_groups()` (name -> trainable variables) and
+    `multi_optimizer_step(data)` (returns a dict of logs), calling
+    `self.apply_update(name, loss_fn)` for each update. `compile(optimizers={...})`
+    takes one optimizer per group; they are held in one `OptimizerGroup`, so their
+    state is saved with the model, restored by `BackupAndRestore` and threaded
+    through JAX's stateless `fit`.
+    """
+
+    def optimizer_groups(self):
+        raise NotImplementedError
+
+    def multi_optimizer_step(self, data):
+        raise NotImplementedError
+
+    def evaluation_step(self, data):
+        """Logs for `evaluate` and validation; no update. Defaults to no logs."""
+        return {}
+
+    # --- compile / save -----------------------------------------------------
+    def compile(self, optimizers=None, **kwargs):
+        if not isinstance(optimizers, dict) or not optimizers:
+            raise ValueError(
+                "compile() needs `optimizers`, a dict of group name -> optimizer "
+                f"for the groups {sorted(self.optimizer_groups())}; got {optimizers!r}."
+            )
+        optimizers = {
+            name: keras.optimizers.get(opt) for name, opt in optimizers.items()
+        }
+        groups = self.optimizer_groups()
+        if sorted(optimizers) != sorted(groups):
+            raise ValueError(
+                f"compile() got optimizers for {sorted(optimizers)}, but this model "
+                f"updates the groups {sorted(groups)}."
+            )
+        group = OptimizerGroup(optimizers)
+        super().compile(optimizer=group, **kwargs)
+        group.assign_variables(groups)
+        if self.built:
+            group.build(self.trainable_variables)
+
+    def get_compile_config(self):
+        config = super().get_compile_config()
+        return config
+
+    def compile_from_config(self, config):
+        config = keras.saving.deserialize_keras_object(config)
+        group = config.pop("optimizer")
+        config = {k: v for k, v in config.items() if k in ("jit_compile", "steps_per_execution", "run_eagerly")}
+        MultiOptimizerTrainer.compile(self, optimizers=dict(group.named_optimizers), **config)
+
+    # --- RNG state is part of the trainer's state ---------------------------
+    # Keras saves no SeedGenerator state, so a resumed run would draw other noise,
+    # masks and dropout than the uninterrupted one. Trainers save them all.
+    def _rng_states(self):
+        states = []
+        for layer in self._flatten_layers(include_self=True):
+            for seed_generator in getattr(layer, "_seed_generators", []):
+                states.append(seed_generator.state)
+        return states
+
+    def save_own_variables(self, store):
+        super().save_own_variables(store)
+        offset = len(self._trainable_variables + self._non_trainable_variables)
+        for i, state in enumerate(self._rng_states()):
+            store[str(offset + i)] = keras.ops.convert_to_numpy(state.value)
+
+    def load_own_variables(self, store):
+        own = self._trainable_variables + self._non_trainable_variables
+        keys = set(store.keys())
+        super().load_own_variables({str(i): store[str(i)] for i in range(len(own))})
+        for i, state in enumerate(self._rng_states()):
+            key = str(len(own) + i)
+            if key in keys:
+                state.assign(store[key])
+
+    # --- the step, on every backend ---------------------------------------
+    def apply_update(self, group, loss_fn):
+        """Differentiate `loss_fn() -> (loss, aux)` w.r.t. group `group`; step its optimizer."""
+        optimizer = self.optimizer[group]
+        variables = self.optimizer.group_variables(group)
+        return apply_gradient_update(loss_fn, variables, optimizer)
+
+    def train_step(self, *args):
+        if keras.backend.backend() == "jax":
+            state, data = args
+            return _jax_stateless_step(self, state, data, self._counted_step, training=True)
+        return self._counted_step(args[0])
+
+    def test_step(self, *args):
+        if keras.backend.backend() == "jax":
+            state, data = args
+            return _jax_stateless_step(self, state, data, self.evaluation_step, training=False)
+        return self.evaluation_step(args[0])
+
+    def _counted_step(self, data):
+        logs = self.multi_optimizer_step(data)
+        self.optimizer.iterations.assign_add(1)
+        return logs
+
+
+def _jax_stateless_step(model, state, data, step_fn, training):
+    """Run `step_fn(data)` with Keras's JAX `fit` state mapped onto the variables."""
+    if training:
+        groups = [
+            model.trainable_variables,
+            model.non_trainable_variables,
+            model.optimizer.variables,
+            model.metrics_variables,
+        ]
+    else:
+        groups = [
+            model.trainable_variables,
+            model.non_trainable_variables,
+            model.metrics_variables,
+        ]
+    mapping = [
+        (variable, value)
+        for variables, values in zip(groups, state)
+        for variable, value in zip(variables, values)
+    ]
+    with keras.StatelessScope(state_mapping=mapping) as scope:
+        logs = step_fn(data)
+    new_state = tuple(
+        [scope.get_current_value(variable) for variable in variables]
+        for variables in groups
+    )
+    return logs, new_state

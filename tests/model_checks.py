@@ -1,0 +1,61 @@
+"""The checks every public layer and model of keras-paperzoo passes.
+
+Each paper's tests call these with a tiny configuration:
+
+    check_config_roundtrip(layer_or_model)
+    check_saved_model(model, inputs, tmp_path)
+    check_fit(model, data, epochs=1)
+"""
+
+import json
+
+import numpy as np
+
+import keras
+
+
+def check_config_roundtrip(obj):
+    """`from_config(get_config())` rebuilds an object with the same config (JSON-safe)."""
+    config = obj.get_config()
+    config = json.loads(json.dumps(keras.saving.serialize_keras_object(obj)))
+    clone = keras.saving.deserialize_keras_object(config)
+    assert type(clone) is type(obj)
+    assert json.loads(json.dumps(keras.saving.serialize_keras_object(clone))) == config
+    return clone
+
+
+def check_saved_model(model, inputs, tmp_path, outputs_of=None, atol=1e-6):
+    """`.keras` save and load (safe mode on) give the same outputs, weights and optimizer state.
+
+    Args:
+        model: a built model.
+        inputs: what to feed `outputs_of`.
+        outputs_of: callable (model, inputs) -> array; default `model(inputs)`.
+    """
+    outputs_of = outputs_of or (lambda m, x: m(x, training=False))
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path, safe_mode=True)
+    assert type(loaded) is type(model)
+    before = keras.ops.convert_to_numpy(outputs_of(model, inputs))
+    after = keras.ops.convert_to_numpy(outputs_of(loaded, inputs))
+    np.testing.assert_allclose(after, before, atol=atol, rtol=0)
+    assert len(loaded.weights) == len(model.weights)
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+    if getattr(model, "optimizer", None) is not None and model.optimizer.built:
+        assert loaded.optimizer is not None and loaded.optimizer.built
+        assert len(loaded.optimizer.variables) == len(model.optimizer.variables)
+        for a, b in zip(model.optimizer.variables, loaded.optimizer.variables):
+            np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+    return loaded
+
+
+def check_fit(model, data, epochs=1, **fit_kwargs):
+    """A short `fit` runs and every logged value is finite; returns the history."""
+    fit_kwargs.setdefault("verbose", 0)
+    history = model.fit(data, epochs=epochs, **fit_kwargs)
+    assert history.history, "fit logged nothing"
+    for name, values in history.history.items():
+        assert np.all(np.isfinite(values)), f"{name} is not finite: {values}"
+    return history

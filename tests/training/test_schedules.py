@@ -1,0 +1,66 @@
+import math
+
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.training import (
+    ExponentialDecayWithFloor,
+    LinearRamp,
+    ScheduledMomentumSGD,
+    StepDecay,
+    WarmupCosineDecay,
+)
+
+
+def _value(schedule, step):
+    return float(keras.ops.convert_to_numpy(schedule(step)))
+
+
+def test_step_decay():
+    s = StepDecay(0.1, boundaries=[32000, 48000], factor=0.1)
+    assert _value(s, 0) == pytest.approx(0.1)
+    assert _value(s, 31999) == pytest.approx(0.1)
+    assert _value(s, 32000) == pytest.approx(0.01)
+    assert _value(s, 48000) == pytest.approx(0.001)
+    with pytest.raises(ValueError, match="increasing"):
+        StepDecay(0.1, boundaries=[10, 5])
+
+
+def test_warmup_cosine():
+    s = WarmupCosineDecay(1.0, warmup_steps=10, total_steps=110)
+    assert _value(s, 0) == pytest.approx(0.0)
+    assert _value(s, 5) == pytest.approx(0.5)
+    assert _value(s, 10) == pytest.approx(1.0)
+    assert _value(s, 60) == pytest.approx(0.5, abs=1e-6)  # half-way through the cosine
+    assert _value(s, 110) == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="warmup_steps"):
+        WarmupCosineDecay(1.0, warmup_steps=20, total_steps=10)
+
+
+def test_gan_paper_lr_and_momentum():
+    lr = ExponentialDecayWithFloor(0.1, decay_factor=1.000004, min_learning_rate=1e-6)
+    assert _value(lr, 0) == pytest.approx(0.1)
+    assert _value(lr, 100000) == pytest.approx(0.1 / 1.000004**100000, rel=1e-5)
+    assert _value(lr, 10**8) == pytest.approx(1e-6)  # the floor
+    m = LinearRamp(0.5, 0.7, ramp_steps=1000)
+    assert [_value(m, s) for s in (0, 500, 1000, 5000)] == pytest.approx([0.5, 0.6, 0.7, 0.7])
+
+
+def test_scheduled_momentum_sgd_update_and_config():
+    opt = ScheduledMomentumSGD(0.1, momentum=LinearRamp(0.5, 0.7, ramp_steps=2))
+    w = keras.Variable(np.array([1.0], "float32"))
+    opt.build([w])
+    velocity, value = 0.0, 1.0
+    for step in range(3):
+        momentum = 0.5 + 0.2 * min(step / 2, 1.0)
+        velocity = momentum * velocity - 0.1 * 1.0  # gradient 1
+        value += velocity
+        opt.apply([keras.ops.ones((1,))], [w])
+        assert float(w.numpy()[0]) == pytest.approx(value, abs=1e-6)
+    clone = ScheduledMomentumSGD.from_config(opt.get_config())
+    assert isinstance(clone.momentum_schedule, LinearRamp)
+    assert clone.momentum_schedule.end == 0.7
+    plain = ScheduledMomentumSGD(0.1, momentum=0.9)
+    assert plain.momentum_schedule is None and math.isclose(plain.momentum, 0.9)
