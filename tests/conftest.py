@@ -28,11 +28,3 @@ def shared_data():
     if not path.is_dir():
         pytest.skip(f"shared data folder {path} is absent; set PAPERZOO_SHARED_DATA")
     return path
-
-
-@pytest.fixture(autouse=True)
-def _clear_keras_session():
-    import keras
-
-    keras.utils.clear_session()
-    yield

@@ -4,7 +4,7 @@ Each paper's tests call these with a tiny configuration:
 
     check_config_roundtrip(layer_or_model)
     check_saved_model(model, inputs, tmp_path)
-    check_fit(model, data, epochs=1)
+    check_fit(model, x, y, epochs=1)
 """
 
 import json
@@ -16,9 +16,8 @@ import keras
 
 def check_config_roundtrip(obj):
     """`from_config(get_config())` rebuilds an object with the same config (JSON-safe)."""
-    config = obj.get_config()
     config = json.loads(json.dumps(keras.saving.serialize_keras_object(obj)))
-    clone = keras.saving.deserialize_keras_object(config)
+    clone = keras.saving.deserialize_keras_object(json.loads(json.dumps(config)))
     assert type(clone) is type(obj)
     assert json.loads(json.dumps(keras.saving.serialize_keras_object(clone))) == config
     return clone
@@ -51,10 +50,10 @@ def check_saved_model(model, inputs, tmp_path, outputs_of=None, atol=1e-6):
     return loaded
 
 
-def check_fit(model, data, epochs=1, **fit_kwargs):
+def check_fit(model, x, y=None, epochs=1, **fit_kwargs):
     """A short `fit` runs and every logged value is finite; returns the history."""
     fit_kwargs.setdefault("verbose", 0)
-    history = model.fit(data, epochs=epochs, **fit_kwargs)
+    history = model.fit(x, y, epochs=epochs, **fit_kwargs)
     assert history.history, "fit logged nothing"
     for name, values in history.history.items():
         assert np.all(np.isfinite(values)), f"{name} is not finite: {values}"

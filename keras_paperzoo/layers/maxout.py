@@ -60,7 +60,10 @@ class Maxout(keras.layers.Layer):
 
     def call(self, inputs):
         z = ops.matmul(inputs, self.kernel) + self.bias  # (..., units * pieces)
-        z = ops.reshape(z, ops.shape(z)[:-1] + (self.units, self.pieces))  # (..., units, pieces)
+        leading = tuple(ops.shape(z)[:-1])
+        if sum(d is None for d in leading) == 1:  # symbolic batch dimension
+            leading = tuple(-1 if d is None else d for d in leading)
+        z = ops.reshape(z, leading + (self.units, self.pieces))  # (..., units, pieces)
         return ops.max(z, axis=-1)  # (..., units)
 
     def compute_output_shape(self, input_shape):

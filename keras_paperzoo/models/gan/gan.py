@@ -3,6 +3,8 @@
 https://arxiv.org/abs/1406.2661
 """
 
+import copy
+
 import keras
 from keras import ops
 
@@ -257,7 +259,7 @@ class GAN(MultiOptimizerTrainer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
+        config = copy.deepcopy(config)  # Keras's deserialization consumes nested dicts
         config["generator"] = keras.saving.deserialize_keras_object(config["generator"])
         config["discriminator"] = keras.saving.deserialize_keras_object(config["discriminator"])
         return cls(**config)

@@ -1,0 +1,105 @@
+"""The data error type and the small argument checks every loader shares.
+
+Every mistake a user can make when naming a dataset raises `DatasetError`, a
+`ValueError` whose message is one line naming the offending value and the rule.
+"""
+
+SPLIT_ALIASES = {"train": "train", "test": "test", "validation": "validation", "val": "validation"}
+
+
+class DatasetError(ValueError):
+    """A dataset cannot be found, read or used as asked.
+
+    Example:
+        >>> try:
+        ...     raise DatasetError("Dataset 'foo' is unknown")
+        ... except ValueError as err:
+        ...     print(err)
+        Dataset 'foo' is unknown
+    """
+
+
+def require_labels(y, recipe, dataset=None):
+    """Stop a recipe that needs labels when the dataset has none.
+
+    Args:
+        y: the labels returned by `load_dataset`, or None.
+        recipe: the recipe's name, used in the message.
+        dataset: optional name or path of the dataset, used in the message.
+
+    Returns:
+        `y` unchanged, so the call can wrap an assignment.
+
+    Example:
+        >>> import numpy as np
+        >>> require_labels(np.array([0, 1], "int32"), "resnet").tolist()
+        [0, 1]
+        >>> try:
+        ...     require_labels(None, "resnet", "photos/")
+        ... except DatasetError as err:
+        ...     print(str(err).split(";")[0])
+        Recipe 'resnet' needs labels, but dataset 'photos/' has none
+    """
+    if y is None:
+        name = "" if dataset is None else f" {str(dataset)!r}"
+        raise DatasetError(
+            f"Recipe {recipe!r} needs labels, but dataset{name} has none; use a folder of "
+            "class sub-folders, a .npz with y_train/y_test, 'digits' or a labelled "
+            "tensorflow-datasets name"
+        )
+    return y
+
+
+def check_split(split, available, dataset):
+    """Return the canonical split name, or raise naming the splits there are.
+
+    Args:
+        split: "train", "test", "validation" or "val" (case-insensitive).
+        available: canonical split names the source has.
+        dataset: name or path of the dataset, used in the message.
+
+    Example:
+        >>> check_split("VAL", ("train", "validation"), "x.npz")
+        'validation'
+    """
+    canonical = SPLIT_ALIASES.get(split.lower()) if isinstance(split, str) else None
+    if canonical is None or canonical not in available:
+        names = ", ".join(repr(s) for s in available)
+        raise DatasetError(
+            f"split={split!r} is not available for dataset {str(dataset)!r}; "
+            f"available splits: {names}"
+        )
+    return canonical
+
+
+def first_line(err, limit=200):
+    """The first line of an exception's message, shortened, for one-line errors.
+
+    Example:
+        >>> first_line(OSError("no network\\nmore detail"))
+        'OSError: no network'
+    """
+    text = str(err).strip().splitlines()
+    line = text[0] if text else ""
+    if len(line) > limit:
+        line = line[: limit - 3] + "..."
+    return f"{type(err).__name__}: {line}" if line else type(err).__name__
+
+
+def unknown_dataset(name, reason=None):
+    """The one-line message for a name that is neither a path nor a known dataset.
+
+    Args:
+        name: the value the user passed.
+        reason: optional exception whose first line is appended.
+
+    Example:
+        >>> unknown_dataset("foo")[:45]
+        "Dataset 'foo' is neither a file/folder nor a "
+    """
+    message = (
+        f"Dataset {str(name)!r} is neither a file/folder nor a known name; use 'digits', a "
+        "tensorflow-datasets name, a .npz with x_train/y_train/x_test/y_test, a folder of "
+        "class sub-folders or a .zip of them"
+    )
+    return message if reason is None else f"{message} ({first_line(reason)})"
