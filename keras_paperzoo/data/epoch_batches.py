@@ -17,6 +17,9 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         batch_size: int. drop_remainder: drop the last partial batch (default
             True: the GAN splits each batch into k equal minibatches).
         seed: int.
+        steps_per_epoch: optional int, use only the first this-many batches of
+            each epoch's permutation (pass it here, not to `fit`: `fit` would carry
+            its iterator across epochs, so a resumed run would see other batches).
 
     Example:
 
@@ -26,7 +29,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
     ```
     """
 
-    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, **kwargs):
+    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, steps_per_epoch=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
@@ -40,10 +43,14 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         self.seed = seed
         self.epoch = 0
         self._order = None
+        if steps_per_epoch is not None and (not isinstance(steps_per_epoch, int) or steps_per_epoch < 1):
+            raise ValueError(f"steps_per_epoch must be a positive int; got {steps_per_epoch!r}.")
+        self.steps_per_epoch = steps_per_epoch
 
     def __len__(self):
         n = len(self.x) / self.batch_size
-        return int(np.floor(n)) if self.drop_remainder else int(np.ceil(n))
+        batches = int(np.floor(n)) if self.drop_remainder else int(np.ceil(n))
+        return min(batches, self.steps_per_epoch or batches)
 
     def set_epoch(self, epoch):
         self.epoch = int(epoch)

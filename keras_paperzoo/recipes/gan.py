@@ -51,8 +51,10 @@ def run(args, extra_callbacks=()):
 
     keras.utils.set_random_seed(args.seed)
     output_dir = common.prepare_output_dir(args.output_dir, args.resume)
-    batches = EpochShuffledBatches(x_train, batch_size=batch_size, seed=args.seed)
-    steps_per_epoch = min(args.steps_per_epoch or len(batches), len(batches))
+    batches = EpochShuffledBatches(
+        x_train, batch_size=batch_size, seed=args.seed, steps_per_epoch=args.steps_per_epoch
+    )
+    steps_per_epoch = len(batches)
 
     gan = GAN.from_preset("gan_mnist", image_shape=x.shape[1:], seed=args.seed)
     set_output_bias_from_data(gan.generator, x_train)
@@ -62,7 +64,7 @@ def run(args, extra_callbacks=()):
     callbacks = [batches.epoch_callback(), samples, common.checkpoint_callback(output_dir), *extra_callbacks]
     epochs = args.epochs or DEFAULT_EPOCHS
     with common.Timer() as timer:
-        history = gan.fit(batches, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks, verbose=args.verbose)
+        history = gan.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
 
     gan.save(output_dir / "model.keras")
     latent_interpolation(gan.generator, gan.latent_dim, output_dir / "interpolation.png", seed=args.seed)

@@ -25,15 +25,6 @@ CIFAR_CLASSES = [
 
 
 @pytest.fixture(autouse=True)
-def _clear_keras_session():
-    """Override tests/conftest.py's Keras session clearing: no test here builds a model.
-
-    Clearing runs a garbage collection per test, which would cost more than the tests.
-    """
-    yield
-
-
-@pytest.fixture(autouse=True)
 def _cache_in_tmp(tmp_path, monkeypatch):
     """Keep decoded-zip caches out of the home folder."""
     monkeypatch.setenv("PAPERZOO_CACHE_DIR", str(tmp_path / "cache"))
