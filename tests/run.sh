@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The full test suite on TensorFlow, JAX and PyTorch, from a fresh clone.
+#
+#   bash tests/run.sh
+#
+# Creates .venv-test, installs keras-paperzoo with its test extras (torch pinned to
+# the 2.13.0 CPU build that these machines keep on disk: an unpinned torch pulls a
+# CUDA build of several GB), then runs pytest once per backend. Fails if any
+# backend fails. Set PAPERZOO_VENV to reuse another environment.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+venv="${PAPERZOO_VENV:-.venv-test}"
+start=$SECONDS
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv" || exit 1
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "torch==2.13.0" -e ".[test,jax,torch,export]" || { echo "install failed"; exit 1; }
+echo "installed in $((SECONDS - start)) s"
+
+export TF_CPP_MIN_LOG_LEVEL=3 PYTHONWARNINGS=ignore
+failed=()
+for backend in tensorflow jax torch; do
+    echo "=== KERAS_BACKEND=$backend ==="
+    KERAS_BACKEND=$backend "$venv/bin/python" -m pytest tests -q -p no:cacheprovider \
+        --timeout 900 -o console_output_style=classic || failed+=("$backend")
+done
+echo "suite took $((SECONDS - start)) s"
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED on: ${failed[*]}"
+    exit 1
+fi
+echo "all three backends passed"
