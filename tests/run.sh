@@ -15,8 +15,10 @@ start=$SECONDS
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv" || exit 1
 fi
+# (pip's notes about this machine's local package folders are filtered out)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "torch==2.13.0" -e ".[test,jax,torch,export]" || { echo "install failed"; exit 1; }
+    "torch==2.13.0" -e ".[test,jax,torch,export]" 2>&1 | grep -v "is ignored: it is neither"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "install failed"; exit 1; }
 echo "installed in $((SECONDS - start)) s"
 
 export TF_CPP_MIN_LOG_LEVEL=3 PYTHONWARNINGS=ignore

@@ -104,3 +104,21 @@ def test_resume_without_a_checkpoint_is_an_error(capsys, tmp_path):
 def test_console_script_lists_recipes():
     out = subprocess.run([sys.executable, "-m", "keras_paperzoo", "list"], capture_output=True, text=True, check=True).stdout
     assert out.startswith("gan") and "Goodfellow et al. 2014" in out
+
+
+@pytest.fixture(scope="module")
+def trained_gan(tmp_path_factory):
+    out = tmp_path_factory.mktemp("gan_run")
+    assert main(["train", "gan", "--epochs", "1", "--steps-per-epoch", "1", "--batch-size", "50",
+                 "--output-dir", str(out), "--parzen-samples", "50", "--verbose", "0"]) == 0
+    return out / "model.keras"
+
+
+@pytest.mark.parametrize("fmt, suffix", [("saved_model", "_saved_model"), ("litert", ".tflite")])
+def test_export_writes_the_generator_and_checks_it(trained_gan, fmt, suffix, capsys):
+    assert main(["export", str(trained_gan), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    assert "model.keras:generator" in out and "largest |exported - keras|" in out
+    diff = float(out.rsplit("=", 1)[1])
+    assert diff <= 1e-4
+    assert trained_gan.with_name("model" + suffix).exists()

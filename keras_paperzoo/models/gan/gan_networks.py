@@ -9,6 +9,8 @@ MNIST, from the authors' pylearn2 configuration:
   input and 0.5 on the hidden layers (inverted dropout, as pylearn2's scaling).
 """
 
+import random
+
 import numpy as np
 
 import keras
@@ -55,11 +57,16 @@ def build_discriminator(
     input_dropout=0.2,
     hidden_dropout=0.5,
     init_range=0.005,
+    seed=None,
     name="discriminator",
 ):
     """A maxout MLP discriminator returning one logit per sample.
 
-    Dropout rates are drop probabilities (the paper's keep 0.8 / 0.5).
+    Dropout rates are drop probabilities (the paper's keep 0.8 / 0.5). Each dropout
+    layer gets an integer seed (from `seed`, else from Python's `random`, which
+    `keras.utils.set_random_seed` seeds): with `seed=None` Keras's PyTorch backend
+    would draw masks from torch's global RNG, which checkpoints do not hold, and a
+    resumed run would differ from an uninterrupted one.
 
     Example:
 
@@ -69,12 +76,13 @@ def build_discriminator(
     ```
     """
     init = keras.initializers.RandomUniform(-init_range, init_range)
+    seed = random.randrange(2**30) if seed is None else int(seed)
     x = keras.Input(tuple(input_shape), name="sample")
     h = keras.layers.Flatten(name="flatten")(x)
-    h = keras.layers.Dropout(input_dropout, name="input_dropout")(h)
+    h = keras.layers.Dropout(input_dropout, seed=seed, name="input_dropout")(h)
     for i, units in enumerate(maxout_units):
         h = Maxout(units, pieces, kernel_initializer=init, name=f"h{i}")(h)
-        h = keras.layers.Dropout(hidden_dropout, name=f"h{i}_dropout")(h)
+        h = keras.layers.Dropout(hidden_dropout, seed=seed + i + 1, name=f"h{i}_dropout")(h)
     logit = keras.layers.Dense(1, kernel_initializer=init, name="y")(h)
     return keras.Model(x, logit, name=name)
 
