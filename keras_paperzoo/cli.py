@@ -134,6 +134,8 @@ def _keras_class_name(path):
 
 
 def main(argv=None):
+    # TensorFlow's C++ start-up chatter (CUDA probes, oneDNN notes) is not for users.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
