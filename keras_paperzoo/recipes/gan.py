@@ -13,7 +13,7 @@ from keras_paperzoo.recipes.common import RecipeError
 
 PAPER_PARZEN_MNIST = "225 +- 2 (Goodfellow et al. 2014, Table 1, MNIST)"
 MAX_IMAGE_VALUES = 64 * 64 * 3  # the MLP networks' largest sensible input
-DEFAULT_UPDATES = 3000  # default --epochs: about this many updates, at most 30 epochs
+DEFAULT_UPDATES = 3000  # without --epochs: as many epochs as make about 3,000 updates
 
 
 def split_train_valid(x, dataset_name):
@@ -62,7 +62,7 @@ def run(args, extra_callbacks=()):
 
     samples = SampleGrid(output_dir, num_samples=64, seed=args.seed)
     callbacks = [batches.epoch_callback(), samples, common.checkpoint_callback(output_dir), *extra_callbacks]
-    epochs = args.epochs or max(1, min(30, round(DEFAULT_UPDATES / steps_per_epoch)))
+    epochs = args.epochs or max(1, round(DEFAULT_UPDATES / steps_per_epoch))
     with common.Timer() as timer:
         history = gan.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
 
