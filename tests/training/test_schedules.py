@@ -64,3 +64,19 @@ def test_scheduled_momentum_sgd_update_and_config():
     assert clone.momentum_schedule.end == 0.7
     plain = ScheduledMomentumSGD(0.1, momentum=0.9)
     assert plain.momentum_schedule is None and math.isclose(plain.momentum, 0.9)
+
+
+def test_coupled_l2_goes_through_momentum_like_pytorch_sgd():
+    opt = ScheduledMomentumSGD(0.1, momentum=0.9, l2=0.5)
+    w = keras.Variable(np.array([2.0], "float32"))
+    opt.build([w])
+    velocity, value = 0.0, 2.0
+    for _ in range(3):
+        grad = 1.0 + 0.5 * value  # loss gradient 1 plus l2 * w
+        velocity = 0.9 * velocity - 0.1 * grad
+        value += velocity
+        opt.apply([keras.ops.ones((1,))], [w])
+    assert float(w.numpy()[0]) == pytest.approx(value, abs=1e-5)
+    assert ScheduledMomentumSGD.from_config(opt.get_config()).l2 == 0.5
+    with pytest.raises(ValueError, match="l2"):
+        ScheduledMomentumSGD(0.1, l2=-1.0)
