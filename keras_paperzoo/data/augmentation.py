@@ -1,0 +1,185 @@
+"""The papers' image augmentations as Keras preprocessing layers.
+
+They run inside a model or in `tf.data` on every backend (Keras's preprocessing
+layers switch to TensorFlow ops inside `tf.data`). Each call draws new randomness
+from the layer's `SeedGenerator`; at inference (`training=False`) the random
+layers pass images through.
+
+- `cifar_augmentation`: ResNet's CIFAR-10 recipe (He et al. 2016, Sec. 4.2):
+  4-pixel zero padding, a random 32x32 crop, horizontal flip.
+- `PCAColorNoise`: AlexNet's colour augmentation (Krizhevsky et al. 2012,
+  Sec. 4.1): add sum_i alpha_i lambda_i p_i, alpha_i ~ N(0, 0.1), using the
+  eigenvalues and eigenvectors of the training set's RGB covariance.
+- `imagenet_augmentation`: random-size crop and flip (ResNet/VGG style) plus
+  optional PCA colour noise.
+- `center_crop`, `ten_crop`: the evaluation crops (AlexNet's 10-crop: the four
+  corners and the centre, and their mirrors).
+"""
+
+import numpy as np
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class CifarAugmentation(keras.layers.Layer):
+    """Pad by `padding` pixels, crop `image_size` at random, flip horizontally.
+
+    ResNet's CIFAR-10 recipe (He et al. 2016, Sec. 4.2). The identity at inference.
+
+    Example:
+
+    ```python
+    augment = CifarAugmentation()
+    augment(images, training=True).shape  # (B, 32, 32, 3)
+    ```
+    """
+
+    def __init__(self, image_size=32, padding=4, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if padding < 0 or image_size < 1:
+            raise ValueError(f"need padding >= 0 and image_size >= 1; got {padding}, {image_size}.")
+        self.image_size, self.padding, self.seed = image_size, padding, seed
+        self.pad = keras.layers.ZeroPadding2D(padding)
+        self.crop = keras.layers.RandomCrop(image_size, image_size, seed=seed)
+        self.flip = keras.layers.RandomFlip("horizontal", seed=None if seed is None else seed + 1)
+
+    def call(self, images, training=True):
+        if not training:
+            return images
+        return self.flip(self.crop(self.pad(images), training=True), training=True)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"image_size": self.image_size, "padding": self.padding, "seed": self.seed})
+        return config
+
+
+def cifar_augmentation(image_size=32, padding=4, seed=None):
+    """`CifarAugmentation(image_size, padding, seed)`."""
+    return CifarAugmentation(image_size, padding, seed)
+
+
+def per_channel_statistics(images):
+    """(mean, variance) per channel of (N, H, W, C) images: for `keras.layers.Normalization`."""
+    images = np.asarray(images, "float64")
+    return images.mean(axis=(0, 1, 2)), images.var(axis=(0, 1, 2))
+
+
+def rgb_pca(images, max_pixels=1_000_000, seed=0):
+    """Eigenvalues and eigenvectors of the RGB covariance of (N, H, W, 3) images."""
+    pixels = np.asarray(images, "float64").reshape(-1, 3)
+    if len(pixels) > max_pixels:
+        pixels = pixels[np.random.default_rng(seed).choice(len(pixels), max_pixels, replace=False)]
+    eigenvalues, eigenvectors = np.linalg.eigh(np.cov(pixels, rowvar=False))
+    return eigenvalues.astype("float32"), eigenvectors.astype("float32")
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class PCAColorNoise(keras.layers.Layer):
+    """AlexNet's "fancy PCA" colour augmentation (Krizhevsky et al. 2012, Sec. 4.1).
+
+    To each image's every RGB pixel add [p1 p2 p3] [alpha1 lambda1, alpha2 lambda2,
+    alpha3 lambda3]^T with one alpha ~ N(0, std^2) per image and component.
+
+    Args:
+        eigenvalues: (3,) the lambda_i of the training set's RGB covariance.
+        eigenvectors: (3, 3) with the p_i as columns (as `numpy.linalg.eigh` returns).
+        std: standard deviation of alpha (0.1 in the paper).
+
+    Example:
+
+    ```python
+    values, vectors = rgb_pca(train_images)
+    layer = PCAColorNoise(values, vectors)
+    ```
+    """
+
+    def __init__(self, eigenvalues, eigenvectors, std=0.1, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.eigenvalues = np.asarray(eigenvalues, "float32").reshape(3)
+        self.eigenvectors = np.asarray(eigenvectors, "float32").reshape(3, 3)
+        if std < 0:
+            raise ValueError(f"std must be >= 0; got {std}.")
+        self.std = float(std)
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, images, training=True):
+        if not training:
+            return images
+        batch = ops.shape(images)[0]
+        alpha = keras.random.normal((batch, 3), stddev=self.std, seed=self.seed_generator)  # (B, 3)
+        shift = ops.matmul(alpha * self.eigenvalues, ops.transpose(self.eigenvectors))  # (B, 3)
+        return images + ops.reshape(shift, (-1, 1, 1, 3))
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "eigenvalues": self.eigenvalues.tolist(),
+                "eigenvectors": self.eigenvectors.tolist(),
+                "std": self.std,
+                "seed": self.seed,
+            }
+        )
+        return config
+
+
+def imagenet_augmentation(image_size=224, pca=None, seed=None, name="imagenet_augmentation"):
+    """Random-size crop (Keras's RandomZoom + RandomCrop) and horizontal flip, plus PCA noise.
+
+    Images should be larger than `image_size` (e.g. resized so the short side is
+    256, as AlexNet and VGG did). `pca=(eigenvalues, eigenvectors)` adds AlexNet's
+    colour noise.
+    """
+    layers = [
+        keras.layers.RandomZoom((-0.25, 0.0), seed=seed),  # crops covering 75-100 % of each side
+        keras.layers.RandomCrop(image_size, image_size, seed=None if seed is None else seed + 1),
+        keras.layers.RandomFlip("horizontal", seed=None if seed is None else seed + 2),
+    ]
+    if pca is not None:
+        layers.append(PCAColorNoise(*pca, seed=None if seed is None else seed + 3))
+    return keras.Sequential(layers, name=name)
+
+
+def center_crop(images, size):
+    """The central (size x size) crop of (B, H, W, C) images."""
+    height, width = images.shape[1], images.shape[2]
+    if height < size or width < size:
+        raise ValueError(f"center_crop: images of {height}x{width} are smaller than the crop {size}.")
+    top, left = (height - size) // 2, (width - size) // 2
+    return images[:, top : top + size, left : left + size]
+
+
+def ten_crop(images, size):
+    """AlexNet's test-time crops: 4 corners + centre, and their mirrors -> (10, B, size, size, C)."""
+    height, width = images.shape[1], images.shape[2]
+    if height < size or width < size:
+        raise ValueError(f"ten_crop: images of {height}x{width} are smaller than the crop {size}.")
+    crops = [
+        images[:, :size, :size],
+        images[:, :size, width - size :],
+        images[:, height - size :, :size],
+        images[:, height - size :, width - size :],
+        center_crop(images, size),
+    ]
+    crops += [ops.flip(crop, axis=2) for crop in crops]
+    return ops.stack(crops, axis=0)
+
+
+def ten_crop_predict(model, images, size, batch_size=64):
+    """Average the softmax of `model` over the ten crops (AlexNet Sec. 4.1). NumPy out."""
+    crops = ops.convert_to_numpy(ten_crop(ops.convert_to_tensor(images), size))
+    probabilities = [
+        ops.convert_to_numpy(ops.softmax(ops.convert_to_tensor(model.predict(c, batch_size=batch_size, verbose=0))))
+        for c in crops
+    ]
+    return np.mean(probabilities, axis=0)

@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.data.augmentation import (
+    PCAColorNoise,
+    center_crop,
+    cifar_augmentation,
+    per_channel_statistics,
+    rgb_pca,
+    ten_crop,
+)
+from tests.model_checks import check_config_roundtrip
+
+
+def _images(n=4, size=32, seed=0):
+    return np.random.default_rng(seed).random((n, size, size, 3)).astype("float32")
+
+
+def test_cifar_augmentation_is_a_shifted_and_maybe_mirrored_window_of_the_padded_image():
+    images = _images()
+    out = keras.ops.convert_to_numpy(cifar_augmentation(seed=1)(images, training=True))
+    assert out.shape == images.shape
+    padded = np.pad(images, ((0, 0), (4, 4), (4, 4), (0, 0)))
+    for image, result in zip(padded, out):
+        found = any(
+            np.allclose(candidate[dy : dy + 32, dx : dx + 32], result, atol=1e-6)
+            for dy in range(9) for dx in range(9) for candidate in (image, image[:, ::-1])
+        )
+        assert found, "output is not a 32x32 window of the padded (or mirrored) image"
+    assert not np.allclose(out, images)  # something moved
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(cifar_augmentation()(images, training=False)), images)
+    check_config_roundtrip(cifar_augmentation(seed=2))
+
+
+def test_pca_color_noise_moves_pixels_along_the_principal_components():
+    values, vectors = rgb_pca(_images(8))
+    np.testing.assert_allclose(vectors @ np.diag(values) @ vectors.T, np.cov(_images(8).reshape(-1, 3), rowvar=False), atol=1e-5)
+    layer = PCAColorNoise(values, vectors, std=0.1, seed=3)
+    images = _images(2)
+    shift = keras.ops.convert_to_numpy(layer(images)) - images
+    per_image = shift.reshape(2, -1, 3)
+    np.testing.assert_allclose(per_image, per_image[:, :1, :].repeat(per_image.shape[1], axis=1), atol=1e-6)  # one shift per image
+    coefficients = per_image[:, 0, :] @ vectors  # alpha_i * lambda_i
+    assert np.all(np.abs(coefficients) <= 5 * 0.1 * values + 1e-7)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer(images, training=False)), images)
+    check_config_roundtrip(layer)
+    with pytest.raises(ValueError, match="std"):
+        PCAColorNoise(values, vectors, std=-1)
+
+
+def test_crops():
+    images = np.arange(2 * 6 * 6 * 1, dtype="float32").reshape(2, 6, 6, 1)
+    np.testing.assert_array_equal(center_crop(images, 4), images[:, 1:5, 1:5])
+    crops = keras.ops.convert_to_numpy(ten_crop(keras.ops.convert_to_tensor(images), 4))
+    assert crops.shape == (10, 2, 4, 4, 1)
+    np.testing.assert_array_equal(crops[1], images[:, :4, 2:])
+    np.testing.assert_array_equal(crops[5], crops[0][:, :, ::-1])
+    with pytest.raises(ValueError, match="smaller than the crop"):
+        ten_crop(images, 8)
+    mean, var = per_channel_statistics(_images())
+    assert mean.shape == (3,) and np.all(var > 0)
