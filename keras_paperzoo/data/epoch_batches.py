@@ -20,6 +20,8 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         steps_per_epoch: optional int, use only the first this-many batches of
             each epoch's permutation (pass it here, not to `fit`: `fit` would carry
             its iterator across epochs, so a resumed run would see other batches).
+        augment: optional callable applied to each batch of `x` (e.g. a Keras
+            augmentation layer, called with `training=True`).
 
     Example:
 
@@ -29,7 +31,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
     ```
     """
 
-    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, steps_per_epoch=None, **kwargs):
+    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, steps_per_epoch=None, augment=None, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
@@ -46,6 +48,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         if steps_per_epoch is not None and (not isinstance(steps_per_epoch, int) or steps_per_epoch < 1):
             raise ValueError(f"steps_per_epoch must be a positive int; got {steps_per_epoch!r}.")
         self.steps_per_epoch = steps_per_epoch
+        self.augment = augment
 
     def __len__(self):
         n = len(self.x) / self.batch_size
@@ -64,9 +67,10 @@ class EpochShuffledBatches(keras.utils.PyDataset):
 
     def __getitem__(self, index):
         rows = self._permutation()[index * self.batch_size : (index + 1) * self.batch_size]
-        if self.y is None:
-            return self.x[rows]
-        return self.x[rows], self.y[rows]
+        x = self.x[rows]
+        if self.augment is not None:
+            x = np.asarray(keras.ops.convert_to_numpy(self.augment(x, training=True)))
+        return x if self.y is None else (x, self.y[rows])
 
     def epoch_callback(self):
         """A callback keeping `epoch` in step with `fit` (resumed runs included)."""

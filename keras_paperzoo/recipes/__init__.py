@@ -22,4 +22,28 @@ RECIPES = {
         "GAN on images (MLP generator, maxout discriminator, Algorithm 1); Parzen log-likelihood.",
         "keras_paperzoo.recipes.gan",
     ),
+    "resnet-cifar": Recipe(
+        "resnet-cifar",
+        "He et al. 2016, Deep Residual Learning",
+        "CIFAR-style ResNet or plain net (--preset resnet20_cifar ... plain110_cifar), paper recipe and augmentation.",
+        "keras_paperzoo.recipes.classifier",
+    ),
+    "vit": Recipe(
+        "vit",
+        "Dosovitskiy et al. 2021, An Image is Worth 16x16 Words",
+        "Vision Transformer classifier (--preset vit_ti16 ... vit_h14), patch size chosen for the image size.",
+        "keras_paperzoo.recipes.classifier",
+    ),
+    "alexnet": Recipe(
+        "alexnet",
+        "Krizhevsky et al. 2012, ImageNet Classification with Deep CNNs",
+        "AlexNet classifier (two towers, LRN, overlapping pooling, dropout), paper SGD recipe.",
+        "keras_paperzoo.recipes.classifier",
+    ),
+    "vgg": Recipe(
+        "vgg",
+        "Simonyan & Zisserman 2015, Very Deep Convolutional Networks",
+        "VGG classifier, configurations A-E (--preset vgg_a ... vgg_e), paper SGD recipe.",
+        "keras_paperzoo.recipes.classifier",
+    ),
 }
