@@ -61,11 +61,21 @@ def run(args, extra_callbacks=()):
     gan.compile(steps_per_epoch=steps_per_epoch)
 
     samples = SampleGrid(output_dir, num_samples=64, seed=args.seed)
-    callbacks = [batches.epoch_callback(), samples, common.checkpoint_callback(output_dir), *extra_callbacks]
+    callbacks = [
+        batches.epoch_callback(), keras.callbacks.TerminateOnNaN(), samples,
+        common.checkpoint_callback(output_dir), *extra_callbacks,
+    ]
     epochs = args.epochs or max(1, round(DEFAULT_UPDATES / steps_per_epoch))
     with common.Timer() as timer:
         history = gan.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
 
+    losses = history.history["d_loss"]
+    if not np.all(np.isfinite(losses)):
+        common.remove_checkpoint(output_dir)
+        raise RecipeError(
+            f"GAN training diverged: d_loss became {losses[-1]} at epoch {len(losses)} "
+            "(SGD at the paper's learning rate is unstable on some data); try another --seed."
+        )
     gan.save(output_dir / "model.keras")
     latent_interpolation(gan.generator, gan.latent_dim, output_dir / "interpolation.png", seed=args.seed)
     parzen = parzen_evaluation(
