@@ -11,6 +11,7 @@ import pytest
 import keras
 
 from keras_paperzoo.cli import main
+from keras_paperzoo.recipes import RECIPES
 from keras_paperzoo.recipes import gan as gan_recipe
 
 
@@ -77,7 +78,7 @@ def test_resumed_run_ends_with_the_weights_of_an_uninterrupted_run(tmp_path):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["train", "vae"], "unknown recipe 'vae'; known: gan"),
+        (["train", "vae"], "unknown recipe 'vae'; known: " + ", ".join(sorted(RECIPES))),
         (["train", "gan", "--epochs", "-3"], "-3 must be at least 1"),
         (["train", "gan", "--epochs", "many"], "'many' is not a whole number"),
         (["train", "gan", "--dataset", "/no/such/file.npz"], "/no/such/file.npz"),

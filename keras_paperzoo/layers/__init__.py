@@ -1,3 +1,12 @@
 """Building blocks used by more than one paper."""
 
+from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.layers.maxout import Maxout
+from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding, patchify, unpatchify
+from keras_paperzoo.layers.position_embedding import (
+    FactorizedPositionEmbedding2D,
+    LearnedPositionEmbedding,
+    RelativePositionMultiHeadAttention,
+    resize_position_embeddings,
+)
+from keras_paperzoo.layers.transformer_block import TransformerBlock

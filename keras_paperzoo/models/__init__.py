@@ -1,4 +1,8 @@
 """Models: one folder per paper (backbones, trainers, presets)."""
 
+from keras_paperzoo.models.alexnet import AlexNetBackbone
 from keras_paperzoo.models.gan import GAN
 from keras_paperzoo.models.image_classifier import ImageClassifier
+from keras_paperzoo.models.resnet import ResNetBackbone
+from keras_paperzoo.models.vgg import VGGBackbone
+from keras_paperzoo.models.vit import ViTBackbone

@@ -1,0 +1,104 @@
+"""`paperzoo train resnet-cifar | vit | alexnet | vgg`: supervised image classification.
+
+Each recipe takes a backbone preset (`--preset`, e.g. `resnet56_cifar`,
+`plain20_cifar`, `vit_s16`, `vgg_d`), builds `ImageClassifier(backbone, classes)`
+at the dataset's image size, and trains it with the paper's recipe
+(`ImageClassifier.compile()`), the paper's augmentation (CIFAR: pad 4, random
+crop, flip; per-channel normalisation) and reports test accuracy beside the
+paper's number.
+"""
+
+import numpy as np
+
+from keras_paperzoo.recipes.common import RecipeError
+
+RECIPE_DEFAULTS = {
+    # recipe: (backbone class name, default preset, default image size for digits,
+    #          paper reference printed beside ours)
+    "resnet-cifar": ("ResNetBackbone", "resnet20_cifar", 32,
+                     "ResNet-20/56 CIFAR-10 test error 8.75 / 6.97 % (He et al. 2016, Table 6)"),
+    "vit": ("ViTBackbone", "vit_ti16", 32,
+            "ViT-B/16 (ImageNet-21k pre-trained) CIFAR-10 98.1 % (Dosovitskiy et al. 2021, Table 5)"),
+    "alexnet": ("AlexNetBackbone", "alexnet", 227,
+                "ImageNet top-1 error 37.5 % (Krizhevsky et al. 2012, Table 1)"),
+    "vgg": ("VGGBackbone", "vgg_a", 224,
+            "ImageNet top-1 error 29.6 % for configuration A (Simonyan & Zisserman 2015, Table 3)"),
+}
+
+
+def _backbone(recipe, preset, image_shape):
+    import keras_paperzoo.models as models
+
+    class_name, default_preset, _, _ = RECIPE_DEFAULTS[recipe]
+    cls = getattr(models, class_name)
+    preset = preset or default_preset
+    if preset not in cls.presets:
+        raise RecipeError(f"--preset {preset!r} is not a {class_name} preset; known: {', '.join(sorted(cls.presets))}")
+    overrides = {"image_shape": tuple(image_shape)}
+    if recipe == "vit":
+        # Patch size chosen for the dataset: an 8x8 grid of patches for small images.
+        size = min(image_shape[:2])
+        if size < 64:
+            overrides["patch_size"] = max(1, size // 8)
+    return cls.from_preset(preset, **overrides)
+
+
+def run(args, extra_callbacks=()):
+    import keras
+
+    from keras_paperzoo.data import load_dataset, require_labels
+    from keras_paperzoo.data.augmentation import CifarAugmentation, per_channel_statistics
+    from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+    from keras_paperzoo.models import ImageClassifier
+    from keras_paperzoo.recipes import common
+
+    recipe = args.recipe
+    dataset = args.dataset or "digits"
+    _, _, digits_size, paper = RECIPE_DEFAULTS[recipe]
+    image_size = args.image_size or (digits_size if dataset == "digits" else None)
+    x_train, y_train = load_dataset(dataset, split="train", image_size=image_size, color_mode="rgb")
+    x_test, y_test = load_dataset(dataset, split="test", image_size=image_size, color_mode="rgb")
+    require_labels(y_train, recipe, dataset)
+    num_classes = int(max(y_train.max(), y_test.max())) + 1
+
+    mean, variance = per_channel_statistics(x_train)
+    x_train = ((x_train - mean) / np.sqrt(variance)).astype("float32")
+    x_test = ((x_test - mean) / np.sqrt(variance)).astype("float32")
+
+    keras.utils.set_random_seed(args.seed)
+    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
+    try:
+        backbone = _backbone(recipe, getattr(args, "preset", None), x_train.shape[1:])
+    except ValueError as error:
+        raise RecipeError(f"{recipe}: {error}") from error
+    batch_size = min(args.batch_size or 128, len(x_train))
+    augment = CifarAugmentation(image_size=x_train.shape[1], seed=args.seed)
+    train = EpochShuffledBatches(x_train, y_train, batch_size=batch_size, drop_remainder=False,
+                                 seed=args.seed, steps_per_epoch=args.steps_per_epoch, augment=augment)
+    epochs = args.epochs or 10
+    model = ImageClassifier(backbone, num_classes)
+    model.compile(steps_per_epoch=len(train), epochs=epochs)
+    callbacks = [train.epoch_callback(), common.checkpoint_callback(output_dir), *extra_callbacks]
+    with common.Timer() as timer:
+        history = model.fit(train, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
+    model.save(output_dir / "model.keras")
+    test_loss, test_accuracy = model.evaluate(x_test, y_test, batch_size=256, verbose=0)
+    metrics = {name: values[-1] for name, values in history.history.items()}
+    metrics.update(
+        {
+            "test_accuracy": float(test_accuracy),
+            "test_error_percent": 100.0 * (1.0 - float(test_accuracy)),
+            "test_loss": float(test_loss),
+            "paper": paper,
+            "preset": getattr(args, "preset", None) or RECIPE_DEFAULTS[recipe][1],
+            "dataset": str(dataset),
+            "image_shape": list(x_train.shape[1:]),
+            "epochs": epochs,
+            "batch_size": batch_size,
+            "parameters": int(model.count_params()),
+            "backend": keras.backend.backend(),
+            "train_seconds": round(timer.seconds, 2),
+        }
+    )
+    common.write_metrics(output_dir, metrics)
+    return metrics
