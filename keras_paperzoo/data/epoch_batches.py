@@ -1,7 +1,8 @@
 """Minibatches in a fresh, reproducible order every epoch.
 
-The order of epoch e is a permutation drawn from (seed, e), so a run resumed at
-epoch e sees exactly the batches the uninterrupted run saw.
+The order of epoch e is a permutation drawn from (seed, e), and the random state of
+the augmentation for batch i of epoch e is set from (seed, e, i), so a run resumed at
+epoch e sees exactly the batches, augmented alike, that the uninterrupted run saw.
 """
 
 import numpy as np
@@ -69,8 +70,21 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         rows = self._permutation()[index * self.batch_size : (index + 1) * self.batch_size]
         x = self.x[rows]
         if self.augment is not None:
+            self._reseed_augmentation(index)
             x = np.asarray(keras.ops.convert_to_numpy(self.augment(x, training=True)))
         return x if self.y is None else (x, self.y[rows])
+
+    def _reseed_augmentation(self, index):
+        """Set the augmentation's `SeedGenerator` states from (seed, epoch, index).
+
+        Keras random layers keep their state in a `seed_generator_state` variable that
+        no checkpoint of the model holds; deriving it from the batch's position makes
+        the augmentation as reproducible as the order.
+        """
+        states = [v for v in getattr(self.augment, "variables", ()) if "seed_generator_state" in v.path]
+        for k, state in enumerate(states):
+            draw = np.random.default_rng([self.seed, self.epoch, index, k]).integers(0, 2**31, size=2)
+            state.assign(draw.astype(state.dtype))
 
     def epoch_callback(self):
         """A callback keeping `epoch` in step with `fit` (resumed runs included)."""

@@ -61,3 +61,29 @@ def test_crops():
         ten_crop(images, 8)
     mean, var = per_channel_statistics(_images())
     assert mean.shape == (3,) and np.all(var > 0)
+
+
+def test_augmented_batches_depend_only_on_seed_epoch_and_index():
+    """What makes a resumed run see the batches of the uninterrupted one."""
+    from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+
+    images = np.random.default_rng(0).random((40, 8, 8, 3)).astype("float32")
+    labels = np.arange(40)
+
+    def batch(epoch, index, warm_up=0):
+        batches = EpochShuffledBatches(images, labels, batch_size=10, seed=4,
+                                       augment=cifar_augmentation(image_size=8, padding=2, seed=1))
+        for i in range(warm_up):  # draws that a resumed run never made
+            batches[i % 4]
+        batches.set_epoch(epoch)
+        return batches[index]
+
+    x, y = batch(2, 1)
+    x_resumed, y_resumed = batch(2, 1, warm_up=7)
+    np.testing.assert_array_equal(y, y_resumed)
+    np.testing.assert_array_equal(x, x_resumed)
+    x_other, _ = batch(3, 1)
+    assert not np.array_equal(x, x_other)  # epochs still differ
+    x_again, _ = batch(2, 1)
+    assert not np.array_equal(x, images[y])  # and the batch is augmented
+    np.testing.assert_array_equal(x, x_again)
