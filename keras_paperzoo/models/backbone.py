@@ -56,3 +56,61 @@ class Backbone(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def check_positive_ints(owner, name, values, length=None):
+    """`values` as a tuple of positive ints (exactly `length` of them when given).
+
+    Raises ValueError naming `owner` (e.g. "VGGBackbone"), the argument and the value.
+    """
+    try:
+        values = tuple(values)
+    except TypeError:
+        values = None
+    if (
+        values is None
+        or not values
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values)
+        or (length is not None and len(values) != length)
+    ):
+        count = f"{length} " if length is not None else "a non-empty list of "
+        raise ValueError(f"{owner} {name} must be {count}positive ints; got {name}={values!r}.")
+    return values
+
+
+def check_image_shape(owner, image_shape, include_fc, min_size, why):
+    """`image_shape` as (height, width, channels) that a conv net with a dense top can take.
+
+    Args:
+        owner: the class name used in messages.
+        include_fc: the net flattens its last feature map into dense layers, so height
+            and width must be known.
+        min_size: the smallest height/width the net's strides and poolings leave room for.
+        why: what sets `min_size`, for the message (e.g. "the five 2x2 max-poolings").
+    """
+    try:
+        image_shape = tuple(image_shape)
+    except TypeError:
+        image_shape = (image_shape,)
+    if len(image_shape) != 3 or any(
+        d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1) for d in image_shape
+    ):
+        raise ValueError(
+            f"{owner} image_shape must be (height, width, channels) of positive ints; got {image_shape!r}."
+        )
+    height, width, channels = image_shape
+    if channels is None:
+        raise ValueError(f"{owner} needs a known number of channels; got image_shape={image_shape}.")
+    if include_fc and (height is None or width is None):
+        raise ValueError(
+            f"{owner} with include_fc=True needs a known height and width (fc6 takes the "
+            f"flattened pool5 map); got image_shape={image_shape}. Pass include_fc=False for a "
+            "feature extractor on images of any size."
+        )
+    for side, size in (("height", height), ("width", width)):
+        if size is not None and size < min_size:
+            raise ValueError(
+                f"{owner} image {side} {size} is too small: {why} need at least {min_size} "
+                f"pixels; got image_shape={image_shape}."
+            )
+    return image_shape

@@ -8,7 +8,7 @@ import keras
 
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.models.alexnet.alexnet_presets import ALEXNET_PRESETS
-from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.backbone import Backbone, check_image_shape, check_positive_ints
 
 # Sec. 3.5 and Figure 2: (kernel size, stride, padding) of conv1..conv5.
 CONV_KERNELS = (11, 5, 3, 3, 3)
@@ -103,8 +103,8 @@ class AlexNetBackbone(Backbone):
         include_fc=True,
         **kwargs,
     ):
-        filters = _positive_ints("filters", filters, length=5)
-        fc_units = _positive_ints("fc_units", fc_units)
+        filters = check_positive_ints("AlexNetBackbone", "filters", filters, length=5)
+        fc_units = check_positive_ints("AlexNetBackbone", "fc_units", fc_units)
         if two_towers and any(f % 2 for f in filters):
             raise ValueError(
                 "AlexNetBackbone with two_towers=True splits each layer's kernels between "
@@ -117,7 +117,10 @@ class AlexNetBackbone(Backbone):
             )
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
             raise ValueError(f"AlexNetBackbone dropout must be a number in [0, 1); got {dropout!r}.")
-        image_shape = _check_image_shape(image_shape, include_fc, _min_image_size(pool_size), pool_size)
+        image_shape = check_image_shape(
+            "AlexNetBackbone", image_shape, include_fc, _min_image_size(pool_size),
+            f"conv1 (11x11, stride 4) and the three {pool_size}x{pool_size} max-poolings (stride 2)",
+        )
 
         # === Layers ===
         def weight_init():  # a new initializer per layer: an unseeded one repeats its draws
@@ -219,50 +222,3 @@ def _min_image_size(pool_size):
     while _feature_map_size(size, pool_size) < 1:
         size += 1
     return size  # 67 for pool_size 3, 39 for pool_size 2
-
-
-def _positive_ints(name, values, length=None):
-    try:
-        values = tuple(values)
-    except TypeError:
-        values = None
-    if (
-        values is None
-        or not values
-        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values)
-        or (length is not None and len(values) != length)
-    ):
-        count = f"{length} " if length is not None else "a non-empty list of "
-        raise ValueError(f"AlexNetBackbone {name} must be {count}positive ints; got {name}={values!r}.")
-    return values
-
-
-def _check_image_shape(image_shape, include_fc, min_size, pool_size):
-    try:
-        image_shape = tuple(image_shape)
-    except TypeError:
-        image_shape = (image_shape,)
-    if len(image_shape) != 3 or any(
-        d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1) for d in image_shape
-    ):
-        raise ValueError(
-            "AlexNetBackbone image_shape must be (height, width, channels) of positive ints; "
-            f"got {image_shape!r}."
-        )
-    height, width, channels = image_shape
-    if channels is None:
-        raise ValueError(f"AlexNetBackbone needs a known number of channels; got image_shape={image_shape}.")
-    if include_fc and (height is None or width is None):
-        raise ValueError(
-            "AlexNetBackbone with include_fc=True needs a known height and width (fc6 takes "
-            f"the flattened pool5 map); got image_shape={image_shape}. Pass include_fc=False "
-            "for a feature extractor on images of any size."
-        )
-    for side, size in (("height", height), ("width", width)):
-        if size is not None and size < min_size:
-            raise ValueError(
-                f"AlexNetBackbone image {side} {size} is too small: conv1 (11x11, stride 4) and the "
-                f"three {pool_size}x{pool_size} max-poolings (stride 2) need at least {min_size} "
-                f"pixels; got image_shape={image_shape}."
-            )
-    return image_shape

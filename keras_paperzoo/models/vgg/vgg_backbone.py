@@ -7,7 +7,7 @@ https://arxiv.org/abs/1409.1556
 import keras
 
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
-from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.backbone import Backbone, check_image_shape, check_positive_ints
 from keras_paperzoo.models.vgg.vgg_presets import VGG_CONFIGURATIONS, VGG_PRESETS
 
 NUM_POOLINGS = 5  # one 2x2/2 max pooling after each of the five stages
@@ -94,11 +94,13 @@ class VGGBackbone(Backbone):
                 f"Unknown VGG configuration {configuration!r}; Table 1 has "
                 f"{', '.join(repr(c) for c in VGG_CONFIGURATIONS)}."
             )
-        filters = _positive_ints("filters", filters, length=NUM_POOLINGS)
-        fc_units = _positive_ints("fc_units", fc_units)
+        filters = check_positive_ints("VGGBackbone", "filters", filters, length=NUM_POOLINGS)
+        fc_units = check_positive_ints("VGGBackbone", "fc_units", fc_units)
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
             raise ValueError(f"VGGBackbone dropout must be a number in [0, 1); got {dropout!r}.")
-        image_shape = _check_image_shape(image_shape, include_fc)
+        image_shape = check_image_shape(
+            "VGGBackbone", image_shape, include_fc, MIN_IMAGE_SIZE, "the five 2x2 max-poolings (stride 2)"
+        )
 
         # === Layers ===
         stages = []  # per stage: the layers in order, ending with the pooling
@@ -170,49 +172,3 @@ class VGGBackbone(Backbone):
             }
         )
         return config
-
-
-def _positive_ints(name, values, length=None):
-    try:
-        values = tuple(values)
-    except TypeError:
-        values = None
-    if (
-        values is None
-        or not values
-        or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values)
-        or (length is not None and len(values) != length)
-    ):
-        count = f"{length} " if length is not None else "a non-empty list of "
-        raise ValueError(f"VGGBackbone {name} must be {count}positive ints; got {name}={values!r}.")
-    return values
-
-
-def _check_image_shape(image_shape, include_fc):
-    try:
-        image_shape = tuple(image_shape)
-    except TypeError:
-        image_shape = (image_shape,)
-    if len(image_shape) != 3 or any(
-        d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1) for d in image_shape
-    ):
-        raise ValueError(
-            "VGGBackbone image_shape must be (height, width, channels) of positive ints; "
-            f"got {image_shape!r}."
-        )
-    height, width, channels = image_shape
-    if channels is None:
-        raise ValueError(f"VGGBackbone needs a known number of channels; got image_shape={image_shape}.")
-    if include_fc and (height is None or width is None):
-        raise ValueError(
-            "VGGBackbone with include_fc=True needs a known height and width (fc6 takes the "
-            f"flattened pool5 map); got image_shape={image_shape}. Pass include_fc=False for a "
-            "feature extractor on images of any size."
-        )
-    for side, size in (("height", height), ("width", width)):
-        if size is not None and size < MIN_IMAGE_SIZE:
-            raise ValueError(
-                f"VGGBackbone image {side} {size} is too small: the five 2x2 max-poolings (stride 2) "
-                f"need at least {MIN_IMAGE_SIZE} pixels; got image_shape={image_shape}."
-            )
-    return image_shape
