@@ -104,3 +104,16 @@ def test_recipes_are_listed(capsys):
     out = capsys.readouterr().out
     for name in ("resnet-cifar", "vit", "alexnet", "vgg"):
         assert f"\n{name} " in "\n" + out
+
+
+def test_vit_classifier_exports_to_litert_with_the_numeric_check(tmp_path):
+    from keras_paperzoo.export import export_model
+    from keras_paperzoo.models import ImageClassifier, ViTBackbone
+
+    backbone = ViTBackbone.from_preset("vit_ti16", image_shape=(32, 32, 3), patch_size=8, num_layers=2,
+                                       hidden_dim=32, num_heads=2, mlp_dim=64)
+    model = ImageClassifier(backbone, 10)
+    model(np.zeros((1, 32, 32, 3), "float32"))
+    result = export_model(model, tmp_path / "vit.tflite", format="litert")
+    assert result.ok and result.max_abs_diff <= 1e-4
+    assert (tmp_path / "vit.tflite").stat().st_size > 4 * model.count_params()  # float32 weights inside
