@@ -1,0 +1,52 @@
+"""Named MAE configurations: a ViT encoder (a `ViTBackbone` preset or config) and the decoder's size.
+
+The paper's decoder is 8 blocks, 512 wide, 16 heads (Sec. 4, "Baseline") for ViT-B,
+L and H alike. Encoders pre-train without dropout (the authors' code has none),
+so every preset sets `dropout_rate=0.0` on the ViT (whose own default, 0.1, is the
+ViT paper's supervised setting). The small presets are ours, for CPUs and tests;
+their decoders sit inside the paper's ablation range (Table 1a-b: depth 1-12,
+width 128-1024).
+"""
+
+_PAPER_DECODER = {"decoder_depth": 8, "decoder_dim": 512, "decoder_heads": 16}
+
+MAE_PRESETS = {
+    "mae_vit_b16": {
+        "description": "MAE ViT-B/16 at 224 with the paper's decoder (8 x 512, 16 heads); fine-tunes to 83.6 % on ImageNet.",
+        "encoder_preset": "vit_b16",
+        "encoder": {"dropout_rate": 0.0},
+        "mae": dict(_PAPER_DECODER),
+    },
+    "mae_vit_l16": {
+        "description": "MAE ViT-L/16 at 224 with the paper's decoder; 85.9 % fine-tuned.",
+        "encoder_preset": "vit_l16",
+        "encoder": {"dropout_rate": 0.0},
+        "mae": dict(_PAPER_DECODER),
+    },
+    "mae_vit_h14": {
+        "description": "MAE ViT-H/14 at 224 with the paper's decoder; 86.9 % fine-tuned.",
+        "encoder_preset": "vit_h14",
+        "encoder": {"dropout_rate": 0.0},
+        "mae": dict(_PAPER_DECODER),
+    },
+    "mae_vit_s16": {
+        "description": "ViT-S/16 encoder (not in the paper) with the paper's decoder; for benchmarks.",
+        "encoder_preset": "vit_s16",
+        "encoder": {"dropout_rate": 0.0},
+        "mae": dict(_PAPER_DECODER),
+    },
+    "mae_tiny": {
+        "description": "CPU size (ours): 32x32 images, patch 4 (64 patches), encoder 6 x 192 (3 heads), "
+        "decoder 2 x 128 (4 heads).",
+        "encoder": {
+            "image_shape": (32, 32, 3),
+            "patch_size": 4,
+            "num_layers": 6,
+            "hidden_dim": 192,
+            "num_heads": 3,
+            "mlp_dim": 768,
+            "dropout_rate": 0.0,
+        },
+        "mae": {"decoder_depth": 2, "decoder_dim": 128, "decoder_heads": 4},
+    },
+}

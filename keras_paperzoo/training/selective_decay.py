@@ -1,0 +1,71 @@
+"""AdamW whose decoupled weight decay skips biases and normalisation parameters, saved with the model.
+
+The MAE, BEiT and DeiT recipes (and timm's `param_groups_weight_decay`) apply
+weight decay to weight matrices only: "no weight decay" for biases and LayerNorm
+scales and offsets. Keras's `optimizer.exclude_from_weight_decay(...)` does this but
+is not part of the optimizer's config, so a model saved to `.keras` and loaded
+again would decay everything. `SelectiveDecayAdamW` keeps the rule in its config.
+"""
+
+import re
+
+import keras
+
+NO_DECAY_RULES = ("bias_and_norm", None)
+
+
+def is_bias_or_norm(variable):
+    """True for biases and normalisation parameters: variables of rank <= 1 or named 'bias'.
+
+    Rank <= 1 covers Dense/Conv biases and LayerNorm/BatchNorm gamma and beta (timm's
+    `ndim <= 1` rule); the name catches `MultiHeadAttention`'s (heads, head_dim) biases.
+    """
+    return len(variable.shape) <= 1 or variable.name == "bias"
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class SelectiveDecayAdamW(keras.optimizers.AdamW):
+    """`keras.optimizers.AdamW` with a serializable no-weight-decay rule.
+
+    Args:
+        no_decay: "bias_and_norm" (default: `is_bias_or_norm` variables get no decay)
+            or None (decay every variable, Keras's behaviour).
+        no_decay_paths: list of regular expressions; variables whose `path` matches
+            one (`re.search`) get no decay either, e.g. `["position_embedding",
+            "class_token"]` (MAE fine-tuning's no-decay list).
+        epsilon: 1e-8 by default, PyTorch's AdamW default used by the papers' code
+            (Keras's is 1e-7).
+        Other arguments as for `keras.optimizers.AdamW`.
+
+    Example:
+
+    ```python
+    # MAE pre-training (He et al. 2022, Table 8): AdamW(0.9, 0.95), weight decay 0.05.
+    opt = SelectiveDecayAdamW(1.5e-4 * 4096 / 256, beta_2=0.95, weight_decay=0.05)
+    ```
+    """
+
+    def __init__(self, learning_rate=0.001, weight_decay=0.004, epsilon=1e-8, no_decay="bias_and_norm",
+                 no_decay_paths=(), **kwargs):
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, epsilon=epsilon, **kwargs)
+        if no_decay not in NO_DECAY_RULES:
+            raise ValueError(f"no_decay must be 'bias_and_norm' or None; got {no_decay!r}.")
+        self.no_decay = no_decay
+        self.no_decay_paths = [str(p) for p in no_decay_paths]
+        self._no_decay_pattern = re.compile("|".join(f"(?:{p})" for p in self.no_decay_paths)) if self.no_decay_paths else None
+
+    def _use_weight_decay(self, variable):
+        if self.no_decay == "bias_and_norm" and is_bias_or_norm(variable):
+            return False
+        if self._no_decay_pattern is not None and self._no_decay_pattern.search(variable.path):
+            return False
+        return super()._use_weight_decay(variable)
+
+    def decays(self, variable):
+        """Whether `variable` gets weight decay from this optimizer."""
+        return bool(self.weight_decay) and self._use_weight_decay(variable)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"no_decay": self.no_decay, "no_decay_paths": list(self.no_decay_paths)})
+        return config
