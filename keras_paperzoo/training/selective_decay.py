@@ -54,16 +54,27 @@ class SelectiveDecayAdamW(keras.optimizers.AdamW):
         self.no_decay_paths = [str(p) for p in no_decay_paths]
         self._no_decay_pattern = re.compile("|".join(f"(?:{p})" for p in self.no_decay_paths)) if self.no_decay_paths else None
 
-    def _use_weight_decay(self, variable):
+    def excluded(self, variable):
+        """Whether the rule exempts `variable` (a Keras variable) from weight decay."""
         if self.no_decay == "bias_and_norm" and is_bias_or_norm(variable):
-            return False
-        if self._no_decay_pattern is not None and self._no_decay_pattern.search(variable.path):
+            return True
+        return self._no_decay_pattern is not None and self._no_decay_pattern.search(variable.path) is not None
+
+    def build(self, var_list):
+        if not self.built:
+            # Decided here, on the Keras variables: the TensorFlow backend later asks
+            # `_use_weight_decay` about the underlying tf.Variables, which have no path.
+            self._no_decay_keys = {self._var_key(v) for v in var_list if self.excluded(v)}
+        super().build(var_list)
+
+    def _use_weight_decay(self, variable):
+        if self._var_key(variable) in getattr(self, "_no_decay_keys", ()):
             return False
         return super()._use_weight_decay(variable)
 
     def decays(self, variable):
-        """Whether `variable` gets weight decay from this optimizer."""
-        return bool(self.weight_decay) and self._use_weight_decay(variable)
+        """Whether `variable` (a Keras variable) gets weight decay from this optimizer."""
+        return bool(self.weight_decay) and not self.excluded(variable) and self._use_weight_decay(variable)
 
     def get_config(self):
         config = super().get_config()
