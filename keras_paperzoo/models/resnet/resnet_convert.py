@@ -47,7 +47,7 @@ def torch_prefix(layer_name):
 
 def _to_numpy(value):
     if hasattr(value, "detach"):  # a torch tensor, without importing torch
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu().float().numpy()  # .float(): numpy has no bfloat16
     return np.asarray(value, dtype="float32")
 
 

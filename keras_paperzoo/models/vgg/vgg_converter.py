@@ -163,5 +163,5 @@ def _adaptive_pooling_matrix(size, pooled=TORCH_POOLED_SIZE):
 
 def _to_numpy(value):
     if hasattr(value, "detach"):  # a torch tensor
-        value = value.detach().cpu().numpy()
+        value = value.detach().cpu().float().numpy()  # .float(): numpy has no bfloat16
     return np.asarray(value)

@@ -376,93 +376,20 @@ def test_every_preset_is_listed_with_a_description():
 
 
 def _torch_resnet(block_type, stem_width, widths, blocks):
-    """A minimal torchvision ResNet (same module and parameter names, same forward)."""
+    """A tiny torchvision ResNet (tests/torch_references.py: same modules, names and forward)."""
     torch = pytest.importorskip("torch")
-    nn = torch.nn
+    from tests import torch_references as ref
 
-    class BasicBlock(nn.Module):
-        expansion = 1
-
-        def __init__(self, inplanes, planes, stride, downsample):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.relu = nn.ReLU(inplace=True)
-            self.conv2 = nn.Conv2d(planes, planes, 3, 1, 1, bias=False)
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.downsample = downsample
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            return self.relu(self.bn2(self.conv2(out)) + identity)
-
-    class Bottleneck(nn.Module):
-        expansion = 4
-
-        def __init__(self, inplanes, planes, stride, downsample):
-            super().__init__()
-            self.conv1 = nn.Conv2d(inplanes, planes, 1, bias=False)
-            self.bn1 = nn.BatchNorm2d(planes)
-            self.conv2 = nn.Conv2d(planes, planes, 3, stride, 1, bias=False)  # v1.5
-            self.bn2 = nn.BatchNorm2d(planes)
-            self.conv3 = nn.Conv2d(planes, planes * 4, 1, bias=False)
-            self.bn3 = nn.BatchNorm2d(planes * 4)
-            self.relu = nn.ReLU(inplace=True)
-            self.downsample = downsample
-
-        def forward(self, x):
-            identity = x if self.downsample is None else self.downsample(x)
-            out = self.relu(self.bn1(self.conv1(x)))
-            out = self.relu(self.bn2(self.conv2(out)))
-            return self.relu(self.bn3(self.conv3(out)) + identity)
-
-    block_cls = BasicBlock if block_type == "basic" else Bottleneck
-
-    class ResNet(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.inplanes = stem_width
-            self.conv1 = nn.Conv2d(3, stem_width, 7, 2, 3, bias=False)
-            self.bn1 = nn.BatchNorm2d(stem_width)
-            self.relu = nn.ReLU(inplace=True)
-            self.maxpool = nn.MaxPool2d(3, 2, 1)
-            for i, (planes, n) in enumerate(zip(widths, blocks), start=1):
-                setattr(self, f"layer{i}", self._make_layer(planes, n, 1 if i == 1 else 2))
-            self.fc = nn.Linear(self.inplanes, 10)
-
-        def _make_layer(self, planes, n, stride):
-            downsample = None
-            if stride != 1 or self.inplanes != planes * block_cls.expansion:
-                downsample = nn.Sequential(
-                    nn.Conv2d(self.inplanes, planes * block_cls.expansion, 1, stride, bias=False),
-                    nn.BatchNorm2d(planes * block_cls.expansion),
-                )
-            layers = [block_cls(self.inplanes, planes, stride, downsample)]
-            self.inplanes = planes * block_cls.expansion
-            layers += [block_cls(self.inplanes, planes, 1, None) for _ in range(1, n)]
-            return nn.Sequential(*layers)
-
-        def features(self, x):  # everything before avgpool / fc
-            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
-            return self.layer4(self.layer3(self.layer2(self.layer1(x))))
-
+    block = ref.BasicBlock if block_type == "basic" else ref.Bottleneck
     torch.manual_seed(0)
-    model = ResNet()
-    _randomize_batch_norm(model, torch)
-    return model.eval()
+    return ref.randomize(ref.ResNet(block, blocks, num_classes=10, widths=widths, stem_width=stem_width))
 
 
-def _randomize_batch_norm(model, torch):
-    generator = torch.Generator().manual_seed(1)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                c = module.num_features
-                module.weight.copy_(torch.rand(c, generator=generator) + 0.5)
-                module.bias.copy_(torch.randn(c, generator=generator) * 0.1)
-                module.running_mean.copy_(torch.randn(c, generator=generator) * 0.1)
-                module.running_var.copy_(torch.rand(c, generator=generator) + 0.5)
+def _features(torch_model):
+    """x -> the torch ResNet's layer4 map (what ResNetBackbone returns)."""
+    from tests import torch_references as ref
+
+    return lambda x: ref.resnet_features(torch_model, x)
 
 
 def _compare_with_torch(torch_model, features, backbone, size=46):
@@ -486,7 +413,7 @@ def test_converter_matches_a_torchvision_style_resnet(block_type, stem_width, wi
     backbone = resnet_from_torch_state_dict(torch_model.state_dict(), config)
     # 46 -> 23 -> 12 -> 6 -> 3 -> 2: even sizes, where Keras "same" would pad a stride-2 conv
     # on one side only (PyTorch pads both), and odd ones, where output sizes round up.
-    _compare_with_torch(torch_model, torch_model.features, backbone)
+    _compare_with_torch(torch_model, _features(torch_model), backbone)
 
 
 def test_converter_rejects_a_state_dict_of_another_architecture():
@@ -508,13 +435,8 @@ def test_converter_on_torchvision_resnet18():
         import torchvision  # RuntimeError, not ImportError: pytest.importorskip would fail
     except Exception as error:  # noqa: BLE001
         pytest.skip(f"torchvision is not importable: {error}")
-    torch_model = torchvision.models.resnet18(weights=None).eval()
-    _randomize_batch_norm(torch_model, pytest.importorskip("torch"))
+    from tests import torch_references as ref
+
+    torch_model = ref.randomize(torchvision.models.resnet18(weights=None))
     backbone = resnet_from_torch_state_dict(torch_model.state_dict(), "resnet18", image_shape=(64, 64, 3))
-
-    def features(x):
-        m = torch_model
-        x = m.maxpool(m.relu(m.bn1(m.conv1(x))))
-        return m.layer4(m.layer3(m.layer2(m.layer1(x))))
-
-    _compare_with_torch(torch_model, features, backbone, size=64)
+    _compare_with_torch(torch_model, _features(torch_model), backbone, size=64)

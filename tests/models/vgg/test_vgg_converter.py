@@ -1,8 +1,8 @@
 """`vgg_from_torch_state_dict` against a plain-PyTorch VGG with torchvision's names.
 
 torchvision itself often cannot be imported next to a CPU torch build (its C++ ops
-must match), so the reference is torchvision's VGG written out below: `features`
-(conv [+ batch norm] + ReLU per convolution, max pooling per stage), `avgpool`
+must match), so the reference is torchvision's VGG re-stated in `tests/torch_references.py`:
+`features` (conv [+ batch norm] + ReLU per convolution, max pooling per stage), `avgpool`
 (adaptive 7x7), `classifier` (Linear, ReLU, Dropout, Linear, ReLU, Dropout, Linear).
 """
 
@@ -14,57 +14,20 @@ import keras
 from keras_paperzoo.models.vgg import VGG_CONFIGURATIONS, VGGBackbone, vgg_from_torch_state_dict
 
 torch = pytest.importorskip("torch")
-nn = torch.nn
+
+from tests import torch_references as ref  # noqa: E402
 
 # The widths of test_vgg_backbone's tiny networks: on JAX each new weight shape costs a compilation.
 WIDTHS = {"filters": (8, 8, 8, 8, 8), "fc_units": (16, 16)}
 CONFIGURATION_OF = {"vgg11": "A", "vgg13": "B", "vgg16": "D", "vgg19": "E"}
 
 
-class TorchVGG(nn.Module):
-    """torchvision.models.VGG, with its module names, for any widths."""
-
-    def __init__(self, configuration, batch_norm, filters, fc_units, num_classes):
-        super().__init__()
-        layers, channels = [], 3
-        for kernel_sizes, width in zip(VGG_CONFIGURATIONS[configuration], filters):
-            for _ in kernel_sizes:
-                layers.append(nn.Conv2d(channels, width, kernel_size=3, padding=1))
-                if batch_norm:
-                    layers.append(nn.BatchNorm2d(width))
-                layers.append(nn.ReLU(inplace=True))
-                channels = width
-            layers.append(nn.MaxPool2d(kernel_size=2, stride=2))
-        self.features = nn.Sequential(*layers)
-        self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
-        self.classifier = nn.Sequential(
-            nn.Linear(channels * 7 * 7, fc_units[0]),
-            nn.ReLU(True),
-            nn.Dropout(),
-            nn.Linear(fc_units[0], fc_units[1]),
-            nn.ReLU(True),
-            nn.Dropout(),
-            nn.Linear(fc_units[1], num_classes),
-        )
-
-    def fc7(self, x):
-        return self.classifier[:5](torch.flatten(self.avgpool(self.features(x)), 1))
-
-    def forward(self, x):
-        return self.classifier(torch.flatten(self.avgpool(self.features(x)), 1))
-
-
 def _torch_vgg(preset, batch_norm, seed=0, num_classes=5):
     torch.manual_seed(seed)
-    model = TorchVGG(CONFIGURATION_OF[preset], batch_norm, num_classes=num_classes, **WIDTHS)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.BatchNorm2d):  # statistics and affine parameters away from identity
-                module.running_mean.uniform_(-0.3, 0.3)
-                module.running_var.uniform_(0.5, 2.0)
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.uniform_(-0.2, 0.2)
-    return model.eval()
+    convs_per_stage = [len(stage) for stage in VGG_CONFIGURATIONS[CONFIGURATION_OF[preset]]]
+    features = ref.make_vgg_layers(convs_per_stage, WIDTHS["filters"], batch_norm)
+    model = ref.VGG(features, num_classes=num_classes, fc_units=WIDTHS["fc_units"])
+    return ref.randomize(model, seed)  # batch norm statistics and affine parameters away from identity
 
 
 def _images(size, seed=0):
@@ -85,7 +48,7 @@ def test_outputs_match_torchvisions_vgg(preset, batch_norm, size):
     assert backbone.batch_norm == batch_norm and backbone.configuration == CONFIGURATION_OF[preset]
     x = _images(size)
     with torch.no_grad():
-        expected_fc7 = torch_model.fc7(torch.from_numpy(x)).numpy()
+        expected_fc7 = ref.vgg_fc7(torch_model, torch.from_numpy(x)).numpy()
         expected_logits = torch_model(torch.from_numpy(x)).numpy()
     fc7 = keras.ops.convert_to_numpy(backbone(x.transpose(0, 2, 3, 1), training=False))
     assert np.abs(expected_fc7).max() > 1e-2  # not all zeros after the ReLUs
