@@ -114,7 +114,7 @@ class MAE(keras.Model):
     mae.compile(batch_size=64, steps_per_epoch=10, epochs=2)
     mae.fit(np.random.rand(640, 32, 32, 1).astype("float32"), batch_size=64, epochs=2)
     pictures = mae.reconstruct(np.random.rand(4, 32, 32, 1))  # "masked", "reconstruction", ...
-    features = mae.encoder(np.random.rand(4, 32, 32, 1))      # (4, 192), whole images
+    features = mae.encoder(np.random.rand(4, 32, 32, 1))      # (4, 128), whole images
     ```
     """
 

@@ -36,15 +36,15 @@ MAE_PRESETS = {
         "mae": dict(_PAPER_DECODER),
     },
     "mae_tiny": {
-        "description": "CPU size (ours): 32x32 images, patch 4 (64 patches), encoder 6 x 192 (3 heads), "
+        "description": "CPU size (ours): 32x32 images, patch 4 (64 patches), encoder 4 x 128 (4 heads), "
         "decoder 2 x 128 (4 heads).",
         "encoder": {
             "image_shape": (32, 32, 3),
             "patch_size": 4,
-            "num_layers": 6,
-            "hidden_dim": 192,
-            "num_heads": 3,
-            "mlp_dim": 768,
+            "num_layers": 4,
+            "hidden_dim": 128,
+            "num_heads": 4,
+            "mlp_dim": 512,
             "dropout_rate": 0.0,
         },
         "mae": {"decoder_depth": 2, "decoder_dim": 128, "decoder_heads": 4},
