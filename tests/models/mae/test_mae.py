@@ -208,6 +208,8 @@ def test_fit_then_save_and_load_give_identical_outputs_and_optimizer_state(tmp_p
     history = check_fit(model, IMAGES, batch_size=4, epochs=1)
     assert 0.8 < history.history["loss"][0] < 2.0
     assert int(model.optimizer.iterations) == 2
+    # One mask draw per step, the seed state carried through fit (JAX's stateless loop too).
+    np.testing.assert_array_equal(np_(model.masking.seed_generator.state).astype("int64"), [0, 2])
     assert np.abs(np_(model.decoder.predictor.kernel) - before).max() > 0  # it learned
     np.testing.assert_array_equal(np_(model.encoder.position_layer.embeddings), table)  # fixed positions
     noise = fixed_noise()
