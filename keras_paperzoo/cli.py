@@ -18,7 +18,7 @@ from keras_paperzoo.recipes import RECIPES
 
 BACKENDS = ("tensorflow", "jax", "torch")
 # The deployable part of each trainer, for `paperzoo export`.
-EXPORT_SUBMODELS = {"GAN": "generator", "ImageClassifier": None}
+EXPORT_SUBMODELS = {"GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "MoCo": "encoder"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,7 +60,7 @@ def build_parser():
     train.add_argument("--steps-per-epoch", type=_positive_int, default=None)
     train.add_argument("--batch-size", type=_positive_int, default=None)
     train.add_argument("--image-size", type=_positive_int, default=None, help="resize images to N x N")
-    train.add_argument("--preset", default=None, help="backbone preset (classifier recipes), e.g. resnet56_cifar")
+    train.add_argument("--preset", default=None, help="preset of the recipe's model, e.g. resnet56_cifar, vit_s16, mae_tiny")
     train.add_argument("--output-dir", default=None, help="default: runs/RECIPE")
     train.add_argument("--backend", choices=BACKENDS, default=None, help="Keras backend (default: $KERAS_BACKEND or tensorflow)")
     train.add_argument("--seed", type=_int, default=0)

@@ -9,4 +9,6 @@ from keras_paperzoo.layers.position_embedding import (
     RelativePositionMultiHeadAttention,
     resize_position_embeddings,
 )
+from keras_paperzoo.layers.random_masking import RandomMasking
+from keras_paperzoo.layers.sincos_position_embedding import SinCosPositionEmbedding2D, sincos_position_table_2d
 from keras_paperzoo.layers.transformer_block import TransformerBlock

@@ -5,3 +5,4 @@ from keras_paperzoo.losses.gan import (
     minimax_generator_loss,
     non_saturating_generator_loss,
 )
+from keras_paperzoo.losses.masked_reconstruction import masked_patch_mse, normalized_patch_targets

@@ -22,6 +22,12 @@ RECIPES = {
         "GAN on images (MLP generator, maxout discriminator, Algorithm 1); Parzen log-likelihood.",
         "keras_paperzoo.recipes.gan",
     ),
+    "mae": Recipe(
+        "mae",
+        "He et al. 2022, Masked Autoencoders Are Scalable Vision Learners",
+        "MAE pre-training of a ViT (--preset mae_tiny ... mae_vit_h14): 75 % random masking, reconstruction pictures, kNN of the frozen encoder.",
+        "keras_paperzoo.recipes.mae",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

@@ -2,6 +2,7 @@
 updates, schedules and optimizers."""
 
 from keras_paperzoo.training.ema import ema_update
+from keras_paperzoo.training.layerwise_decay import ScaledSchedule, layerwise_decay_optimizer, learning_rate_of
 from keras_paperzoo.training.optimizer_group import OptimizerGroup
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import (
@@ -10,4 +11,5 @@ from keras_paperzoo.training.schedules import (
     StepDecay,
     WarmupCosineDecay,
 )
+from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
 from keras_paperzoo.training.step import MultiOptimizerTrainer, apply_gradient_update

@@ -20,7 +20,7 @@ def _args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
-def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictures(tmp_path, monkeypatch):
+def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictures(tmp_path, monkeypatch, capsys):
     import keras_paperzoo.data as data
 
     load = data.load_dataset
@@ -45,6 +45,14 @@ def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictur
     picture = np.asarray(Image.open(tmp_path / "reconstruction.png"))
     assert picture.shape == (8 * 32 * 2, 4 * 32 * 2)  # 8 test digits x 4 columns, scale 2, grey
     assert (tmp_path / "model.keras").is_file() and not (tmp_path / "checkpoint").exists()
+
+    # `paperzoo export` of the trainer exports what is deployed: the encoder, unmasked.
+    from keras_paperzoo.cli import main
+
+    capsys.readouterr()
+    assert main(["export", str(tmp_path / "model.keras"), "--format", "litert"]) == 0
+    out = capsys.readouterr().out
+    assert "model.keras:encoder" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
 
 
 def test_unknown_preset_is_one_clear_error(tmp_path):
