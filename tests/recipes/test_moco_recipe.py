@@ -1,0 +1,44 @@
+"""`paperzoo train moco` on the embedded digits, smoke-sized."""
+
+import argparse
+import json
+
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.recipes import moco as moco_recipe
+from keras_paperzoo.recipes.common import RecipeError
+
+
+def _args(tmp_path, **overrides):
+    values = dict(
+        dataset="digits", epochs=1, steps_per_epoch=3, batch_size=16, image_size=8, preset="moco_tiny",
+        output_dir=str(tmp_path), backend=None, seed=0, resume=False, verbose=0, probe_epochs=2,
+    )
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
+def test_recipe_trains_evaluates_and_saves(tmp_path):
+    metrics = moco_recipe.run(_args(tmp_path))
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy"):
+        assert np.isfinite(saved[name]), name
+    assert 0.0 <= saved["knn_acc"] <= 1.0 and 0.0 <= saved["linear_probe_accuracy"] <= 1.0
+    assert saved["queue_size"] == 256 and saved["shuffle_bn_splits"] == 2 and saved["version"] == 2
+    assert metrics["backend"] == keras.backend.backend()
+    loaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
+    assert int(keras.ops.convert_to_numpy(loaded.queue_pointer)) == 3 * 16
+    assert not (tmp_path / "checkpoint").exists()
+
+
+def test_queue_size_and_preset_errors(tmp_path):
+    assert moco_recipe.queue_size_for(4096, 128, 1500) == 640  # a multiple of the batch, <= half the data
+    assert moco_recipe.queue_size_for(4096, 128, 100) == 128  # at least one batch
+    assert moco_recipe.queue_size_for(256, 16, 1500) == 256
+    # Batch-norm groups: 8 (the paper's GPUs) when each keeps at least 8 images.
+    assert [moco_recipe.shuffle_bn_splits_for(b) for b in (256, 128, 64, 48, 16, 12, 7)] == [8, 8, 8, 4, 2, 1, 1]
+    with pytest.raises(RecipeError, match="not a MoCo preset"):
+        moco_recipe.run(_args(tmp_path, preset="resnet20_cifar"))
