@@ -1,8 +1,10 @@
-"""Evaluation of generative models (Goodfellow et al. 2014, "Generative Adversarial Nets").
+"""Evaluation protocols and metrics.
 
-- ``parzen``: the Gaussian Parzen-window log-likelihood of Table 1.
-- ``gan_theory``: Section 4 (Proposition 1, Theorem 1) on density grids, and a
-  classifier two-sample test.
+- ``parzen``: the Gaussian Parzen-window log-likelihood of the GAN paper's Table 1.
+- ``gan_theory``: the GAN paper's Section 4 (Proposition 1, Theorem 1) on density
+  grids, and a classifier two-sample test.
+- ``knn``: the weighted kNN classifier on frozen features (Wu et al. 2018, InstDisc).
+- ``linear_probe``: a linear classifier on frozen features (MoCo, MAE protocols).
 """
 
 from keras_paperzoo.evaluation.gan_theory import (
@@ -13,6 +15,9 @@ from keras_paperzoo.evaluation.gan_theory import (
     value_function,
     virtual_training_criterion,
 )
+from keras_paperzoo.evaluation.features import extract_features
+from keras_paperzoo.evaluation.knn import knn_accuracy, knn_predict
+from keras_paperzoo.evaluation.linear_probe import linear_probe
 from keras_paperzoo.evaluation.parzen import (
     default_sigma_grid,
     parzen_evaluation,
@@ -23,6 +28,10 @@ from keras_paperzoo.evaluation.parzen import (
 __all__ = [
     "classifier_two_sample_test",
     "default_sigma_grid",
+    "extract_features",
+    "knn_accuracy",
+    "knn_predict",
+    "linear_probe",
     "js_divergence",
     "kl_divergence",
     "optimal_discriminator",

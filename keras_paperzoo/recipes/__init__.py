@@ -28,6 +28,12 @@ RECIPES = {
         "MAE pre-training of a ViT (--preset mae_tiny ... mae_vit_h14): 75 % random masking, reconstruction pictures, kNN of the frozen encoder.",
         "keras_paperzoo.recipes.mae",
     ),
+    "moco": Recipe(
+        "moco",
+        "He et al. 2020 / Chen et al. 2020, Momentum Contrast (MoCo v1 / v2)",
+        "MoCo pre-training (--preset moco_v2_... or moco_v1_...): momentum key encoder, queue, InfoNCE; kNN and linear probe of the frozen encoder.",
+        "keras_paperzoo.recipes.moco",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

@@ -21,10 +21,11 @@ def _args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
-def test_recipe_trains_evaluates_and_saves(tmp_path):
+def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     metrics = moco_recipe.run(_args(tmp_path))
     saved = json.loads((tmp_path / "metrics.json").read_text())
-    for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy"):
+    for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
+                 "linear_probe_accuracy_at_init"):
         assert np.isfinite(saved[name]), name
     assert 0.0 <= saved["knn_acc"] <= 1.0 and 0.0 <= saved["linear_probe_accuracy"] <= 1.0
     assert saved["queue_size"] == 256 and saved["shuffle_bn_splits"] == 2 and saved["version"] == 2
@@ -32,6 +33,13 @@ def test_recipe_trains_evaluates_and_saves(tmp_path):
     loaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     assert int(keras.ops.convert_to_numpy(loaded.queue_pointer)) == 3 * 16
     assert not (tmp_path / "checkpoint").exists()
+
+    from keras_paperzoo.cli import main
+
+    capsys.readouterr()
+    assert main(["export", str(tmp_path / "model.keras"), "--format", "saved_model"]) == 0
+    out = capsys.readouterr().out
+    assert "model.keras:encoder" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
 
 
 def test_queue_size_and_preset_errors(tmp_path):
