@@ -99,12 +99,18 @@ def run(args, extra_callbacks=()):
     k = min(200, len(x_train))
     callbacks = [batches.epoch_callback(), keras.callbacks.TerminateOnNaN()]
     encoder = moco.encoder
-    knn_init = monitor = None
-    if labelled:
-        train_features, _ = extract_features(encoder, (normalized_train, y_train))
-        test_features, _ = extract_features(encoder, (normalized_test, y_test))
-        knn_init = knn_accuracy(train_features, y_train, test_features, y_test, k=k)
-        monitor = KNNMonitor((normalized_train, y_train), (normalized_test, y_test), encoder=encoder, k=k)
+    probe_epochs = getattr(args, "probe_epochs", None) or 100
+    train, test = (normalized_train, y_train), (normalized_test, y_test)
+    init = {}
+    monitor = None
+    if labelled:  # the untrained encoder, for reference: random convolutional features are not chance
+        train_features, _ = extract_features(encoder, train)
+        test_features, _ = extract_features(encoder, test)
+        init["knn_acc_at_init"] = knn_accuracy(train_features, y_train, test_features, y_test, k=k)
+        init["linear_probe_accuracy_at_init"] = linear_probe(
+            encoder, train, test, epochs=probe_epochs, batch_size=min(256, len(x_train)), seed=args.seed
+        )["accuracy"]
+        monitor = KNNMonitor(train, test, encoder=encoder, k=k)
         callbacks.append(monitor)
     callbacks += [common.checkpoint_callback(output_dir), *extra_callbacks]
     with common.Timer() as timer:
@@ -117,10 +123,9 @@ def run(args, extra_callbacks=()):
 
     metrics = {name: values[-1] for name, values in history.history.items()}
     if labelled:
-        probe_epochs = getattr(args, "probe_epochs", None) or 100
-        probe = linear_probe(encoder, (normalized_train, y_train), (normalized_test, y_test), epochs=probe_epochs,
-                             batch_size=min(256, len(x_train)), seed=args.seed)
-        metrics.update({"knn_acc_at_init": knn_init, "linear_probe_accuracy": probe["accuracy"]})
+        probe = linear_probe(encoder, train, test, epochs=probe_epochs, batch_size=min(256, len(x_train)),
+                             seed=args.seed)
+        metrics.update({**init, "linear_probe_accuracy": probe["accuracy"]})
         if "knn_acc" not in metrics:  # resumed after the last epoch: evaluate once more
             metrics["knn_acc"] = monitor.evaluate()
     metrics.update(
