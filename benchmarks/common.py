@@ -116,6 +116,117 @@ def gan_step_flops(
     }
 
 
+def conv2d_flops(out_h, out_w, in_channels, out_channels, kernel_size, groups=1):
+    """Forward multiply-add FLOPs of one image through a conv: 2 H' W' C_out C_in k^2 / groups."""
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    return 2 * out_h * out_w * out_channels * (in_channels // groups) * kh * kw
+
+
+def _conv_out(size, kernel_size, stride, padding):
+    return (size + 2 * padding - kernel_size) // stride + 1
+
+
+# Architectures of the keras-paperzoo presets the vision benchmark runs (mirrors
+# keras_paperzoo/models/resnet/resnet_presets.py and vit/vit_presets.py, so that the
+# parent process and the references need not import Keras).
+VISION_MODELS = {
+    "resnet20": {"family": "resnet", "stage_blocks": (3, 3, 3), "stage_filters": (16, 32, 64),
+                 "block_type": "basic", "stem": "cifar", "shortcut": "A",
+                 "image_size": 32, "num_classes": 10},
+    "resnet50": {"family": "resnet", "stage_blocks": (3, 4, 6, 3),
+                 "stage_filters": (64, 128, 256, 512), "block_type": "bottleneck",
+                 "stem": "imagenet", "shortcut": "B", "image_size": 224, "num_classes": 1000},
+    "vit_s16": {"family": "vit", "patch_size": 16, "num_layers": 12, "hidden_dim": 384,
+                "num_heads": 6, "mlp_dim": 1536, "image_size": 224, "num_classes": 1000},
+}
+
+
+def resnet_forward_flops(stage_blocks, stage_filters, block_type="basic", stem="imagenet",
+                         shortcut="B", image_size=224, num_classes=1000, **_):
+    """Forward FLOPs of one image through a ResNet v1 classifier, convs and the head only.
+
+    Every conv (stem, block convs, projection shortcuts of option B/C) counts
+    2 H' W' C_out C_in k^2; the linear head 2 C num_classes. Batch norm, ReLU, pooling,
+    the shortcut additions and option A's zero padding are not counted. Strides as in
+    `ResNetBackbone`: the first block of stages 2.. strides by 2 (bottleneck: in the 3x3).
+    Returns {"convs": ..., "head": ..., "total": ..., "layers": [(name, flops), ...]}.
+    """
+    layers = []
+    size, channels = image_size, 3
+    if stem == "imagenet":
+        size = _conv_out(size, 7, 2, 3)
+        layers.append(("stem_conv", conv2d_flops(size, size, channels, 64, 7)))
+        channels = 64
+        size = _conv_out(size, 3, 2, 1)  # max pool
+    else:
+        layers.append(("stem_conv", conv2d_flops(size, size, channels, 16, 3)))
+        channels = 16
+    expansion = 4 if block_type == "bottleneck" else 1
+    for s, (blocks, filters) in enumerate(zip(stage_blocks, stage_filters), start=1):
+        for b in range(1, blocks + 1):
+            stride = 2 if (s > 1 and b == 1) else 1
+            out_size = _conv_out(size, 3, stride, 1)
+            name = f"stage{s}_block{b}"
+            if block_type == "bottleneck":
+                layers.append((f"{name}_conv1", conv2d_flops(size, size, channels, filters, 1)))
+                layers.append((f"{name}_conv2", conv2d_flops(out_size, out_size, filters, filters, 3)))
+                layers.append((f"{name}_conv3", conv2d_flops(out_size, out_size, filters, 4 * filters, 1)))
+            else:
+                layers.append((f"{name}_conv1", conv2d_flops(out_size, out_size, channels, filters, 3)))
+                layers.append((f"{name}_conv2", conv2d_flops(out_size, out_size, filters, filters, 3)))
+            out_channels = expansion * filters
+            changes = stride > 1 or channels != out_channels
+            if shortcut == "C" or (shortcut == "B" and changes):
+                layers.append((f"{name}_shortcut_conv",
+                               conv2d_flops(out_size, out_size, channels, out_channels, 1)))
+            size, channels = out_size, out_channels
+    convs = sum(f for _, f in layers)
+    head = dense_flops(1, channels, num_classes)
+    layers.append(("head", head))
+    return {"convs": convs, "head": head, "total": convs + head, "layers": layers}
+
+
+def vit_forward_flops(patch_size, num_layers, hidden_dim, num_heads, mlp_dim, image_size=224,
+                      num_classes=1000, class_token=True, **_):
+    """Forward FLOPs of one image through a ViT classifier, matmuls only.
+
+    T = (image / patch)^2 + 1 tokens. Patch embedding 2 N (P^2 3) D; per block: q, k, v
+    projections 3 x 2 T D D, attention scores Q K^T 2 T T D and weighted values A V
+    2 T T D (summed over heads), output projection 2 T D D, MLP 2 x 2 T D M; the head
+    2 D num_classes. Layer norms, softmax, GELU, biases and residual additions are not
+    counted.
+    """
+    n = (image_size // patch_size) ** 2
+    t = n + (1 if class_token else 0)
+    d, m = hidden_dim, mlp_dim
+    patch = 2 * n * patch_size * patch_size * 3 * d
+    qkv = 3 * dense_flops(t, d, d)
+    attention = 2 * (2 * t * t * d)
+    proj = dense_flops(t, d, d)
+    mlp = dense_flops(t, d, m) + dense_flops(t, m, d)
+    block = qkv + attention + proj + mlp
+    head = dense_flops(1, d, num_classes)
+    total = patch + num_layers * block + head
+    return {"patch_embedding": patch, "block": block, "block_parts": {
+        "qkv": qkv, "attention": attention, "proj": proj, "mlp": mlp},
+        "head": head, "tokens": t, "total": total}
+
+
+def vision_step_flops(model, batch_size):
+    """FLOPs of one training step of a `VISION_MODELS` entry: 3 x forward x batch.
+
+    Backward = 2 x forward (input and weight gradients of every layer; the first
+    conv's input gradient is counted although no one needs it), the usual convention.
+    Optimizer updates, losses and everything `*_forward_flops` leaves out are not counted.
+    """
+    config = VISION_MODELS[model]
+    count = resnet_forward_flops if config["family"] == "resnet" else vit_forward_flops
+    forward = count(**config)["total"]
+    return {"forward_per_image": forward, "batch_size": batch_size,
+            "forward": forward * batch_size, "backward": 2 * forward * batch_size,
+            "total": 3 * forward * batch_size}
+
+
 def summarize(values):
     """Median, min, max and relative spread ((max - min) / median) of a list."""
     ordered = list(values)

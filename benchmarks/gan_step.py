@@ -37,15 +37,14 @@ FLOP count is `common.gan_step_flops` and is printed with the table.
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import common  # noqa: E402
+import turns  # noqa: E402
 
 KERAS_BACKENDS = ("jax", "tensorflow", "torch")
 REFERENCE = "torch_reference"
@@ -55,9 +54,6 @@ ALL_RUNS = (REFERENCE,) + KERAS_BACKENDS
 # --------------------------------------------------------------------------------------
 # Workers (run in a subprocess each)
 # --------------------------------------------------------------------------------------
-MARK = "@@gan_step"
-
-
 def phases(run, args):
     """The timed blocks of one run, in order: every run has a fit warmup and repeats."""
     names = ["fit:warmup"] + [f"fit:{i}" for i in range(args.repeats)]
@@ -68,71 +64,6 @@ def phases(run, args):
     return names
 
 
-def wait_turn(phase):
-    """Block until the parent says it is this process's turn for `phase`."""
-    line = sys.stdin.readline()
-    if line.strip() != f"go {phase}":
-        raise RuntimeError(f"expected 'go {phase}' from the parent, got {line!r}")
-
-
-def end_turn(phase):
-    sys.stdout.write(f"{MARK} done {phase}\n")
-    sys.stdout.flush()
-
-
-def _time_loop(step, steps, repeats, sync, name):
-    """N warmup steps, then `repeats` timed blocks of `steps` steps, each on its turn."""
-    wait_turn(f"{name}:warmup")
-    with common.Stopwatch() as warm:
-        for _ in range(steps):
-            step()
-        sync()
-    end_turn(f"{name}:warmup")
-    walls, cpus = [], []
-    for i in range(repeats):
-        wait_turn(f"{name}:{i}")
-        with common.Stopwatch() as sw:
-            for _ in range(steps):
-                step()
-            sync()
-        end_turn(f"{name}:{i}")
-        walls.append(sw.wall)
-        cpus.append(sw.cpu)
-    return warm.wall, walls, cpus
-
-
-def _rates(walls, cpus, steps):
-    return {
-        "steps_per_s": common.summarize([steps / w for w in walls]),
-        "cpu_util": common.summarize([c / w for c, w in zip(cpus, walls)]),
-        "wall_s": walls,
-    }
-
-
-def _torch_threads(args):
-    import torch
-
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    return torch.get_num_threads()
-
-
-def thread_env(threads):
-    """Environment limiting every framework's compute threads to `threads` (0: none)."""
-    if not threads:
-        return {}
-    n = str(threads)
-    env = {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n,
-           "TF_NUM_INTRAOP_THREADS": n, "TF_NUM_INTEROP_THREADS": n}
-    if threads == 1:
-        env["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
-                            " intra_op_parallelism_threads=1").strip()
-    else:
-        env["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                            + f" intra_op_parallelism_threads={threads}").strip()
-    return env
-
-
 def worker_reference(args):
     import numpy as np
     import torch
@@ -141,7 +72,7 @@ def worker_reference(args):
     import gan_mnist
 
     result = {"run": REFERENCE, "rss_after_import_mb": common.peak_rss_mb()}
-    result["torch_threads"] = _torch_threads(args)
+    result["torch_threads"] = turns.torch_threads(args.threads)
     result["versions"] = {"torch": torch.__version__}
     result["jit"] = "eager (plain PyTorch)"
     dims = common.PRESET_DIMS[args.preset]
@@ -156,10 +87,10 @@ def worker_reference(args):
     def step():
         out.update(trainer.step(batch))
 
-    warm, walls, cpus = _time_loop(step, args.steps, args.repeats,
+    warm, walls, cpus = turns.time_loop(step, args.steps, args.repeats,
                                    lambda: float(out["d_loss"]), "fit")
     result["warmup_s"] = warm
-    result["step"] = _rates(walls, cpus, args.steps)
+    result["step"] = turns.rates(walls, cpus, args.steps)
     result["fit"] = result["step"]  # the reference has no fit(); its loop is the step loop
     result["final_losses"] = {k: float(v) for k, v in out.items()}
 
@@ -174,53 +105,19 @@ def worker_reference(args):
     return result
 
 
-def _jit_description(backend, gan):
-    if backend == "tensorflow":
-        xla = "XLA" if gan.jit_compile else "no XLA"
-        return f"tf.function, jit_compile={gan.jit_compile} ({xla})"
-    if backend == "jax":
-        return "jax.jit (XLA)" if gan.jit_compile else "un-jitted"
-    return "torch.compile" if gan.jit_compile else "eager"
-
-
 def worker_keras(args):
     import numpy as np
 
     import keras
 
-    backend = keras.backend.backend()
-    result = {"run": backend, "rss_after_import_mb": None}
-    if backend == "torch":
-        result["torch_threads"] = _torch_threads(args)
+    import keras_bench
+
+    result = keras_bench.keras_info(args.threads)
+    backend = result["run"]
     from keras_paperzoo.models import GAN
 
     result["rss_after_import_mb"] = common.peak_rss_mb()
-    versions = {"keras": keras.__version__}
-    if backend == "jax":
-        import jax
-
-        versions["jax"] = jax.__version__
-    elif backend == "tensorflow":
-        import tensorflow as tf
-
-        versions["tensorflow"] = tf.__version__
-        result["tf_threads"] = {
-            "intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
-            "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
-        }
-    else:
-        import torch
-
-        versions["torch"] = torch.__version__
-    result["versions"] = versions
-
-    # Not keras.utils.set_random_seed: it imports TensorFlow whenever TF is installed
-    # (to seed tf.data), adding ~450 MB to the RSS of the JAX and torch processes.
-    np.random.seed(0)
-    if backend == "torch":
-        import torch
-
-        torch.manual_seed(0)
+    keras_bench.seed(0)
     gan = GAN.from_preset(args.preset, seed=0)
     compile_kwargs = {}
     if args.jit_compile != "auto":
@@ -228,7 +125,7 @@ def worker_keras(args):
     if args.steps_per_execution != 1:
         compile_kwargs["steps_per_execution"] = args.steps_per_execution
     gan.compile(**compile_kwargs)
-    result["jit"] = _jit_description(backend, gan)
+    result["jit"] = keras_bench.jit_description(backend, gan)
     result["jit_compile"] = bool(gan.jit_compile)
     result["steps_per_execution"] = gan.steps_per_execution
     result["params"] = {"generator": gan.generator.count_params(),
@@ -248,203 +145,50 @@ def worker_keras(args):
         for v in (gan.generator.weights[-1], gan.discriminator.weights[-1]):
             keras.ops.convert_to_numpy(v)
 
-    # ---- fit ---------------------------------------------------------------------
     if "fit" in args.modes:
-        # One fit() call (one epoch of N steps) per timed block, not one fit() of R+1
-        # epochs with turns taken between epochs: inside a single fit(), TensorFlow's
-        # tf.data pipeline (autotune) slows the next epochs 2-4x whenever other
-        # processes used the CPU between epochs (README), which the turn-taking causes.
-        walls, cpus, history = [], [], None
-        for phase in ["fit:warmup"] + [f"fit:{i}" for i in range(repeats)]:
-            wait_turn(phase)
-            with common.Stopwatch() as sw:
-                history = gan.fit(images, batch_size=bsz, epochs=1, shuffle=False, verbose=0)
-                sync_model()
-            end_turn(phase)
-            walls.append(sw.wall)
-            cpus.append(sw.cpu)
-        result["warmup_s"] = walls[0]
-        result["fit"] = _rates(walls[1:], cpus[1:], steps)
+        warm, walls, cpus, history = keras_bench.timed_fits(
+            gan, {"x": images, "batch_size": bsz}, repeats, sync_model)
+        result["warmup_s"] = warm
+        result["fit"] = turns.rates(walls, cpus, steps)
         result["final_losses"] = {k: float(v[-1]) for k, v in history.history.items()}
 
     # ---- bare compiled train_step ------------------------------------------------
     if "step" in args.modes:
-        batch = images[:bsz]
-        if backend == "tensorflow":
-            import tensorflow as tf
-
-            fn = tf.function(gan.train_step, jit_compile=bool(gan.jit_compile),
-                             reduce_retracing=True)
-            x = tf.constant(batch)
-            out = {}
-
-            def step():
-                out["logs"] = fn(x)
-
-            def sync():
-                keras.ops.convert_to_numpy(out["logs"]["d_loss"])
-
-        elif backend == "jax":
-            import jax
-
-            fn = jax.jit(gan.train_step, donate_argnums=0) if gan.jit_compile else gan.train_step
-            x = jax.numpy.asarray(batch)
-            holder = {"state": (
-                [v.value for v in gan.trainable_variables],
-                [v.value for v in gan.non_trainable_variables],
-                [v.value for v in gan.optimizer.variables],
-                [v.value for v in gan.metrics_variables],
-            )}
-            # Copy, so donation does not delete the model's own buffers.
-            holder["state"] = jax.tree_util.tree_map(lambda a: a.copy(), holder["state"])
-
-            def step():
-                holder["logs"], holder["state"] = fn(holder["state"], x)
-
-            def sync():
-                jax.block_until_ready(holder["state"])
-
-        else:
-            import torch
-
-            x = torch.as_tensor(batch)
-            out = {}
-
-            def step():
-                out["logs"] = gan.train_step(x)
-
-            def sync():
-                float(out["logs"]["d_loss"])
-
-        warm, walls, cpus = _time_loop(step, steps, repeats, sync, "step")
+        step, sync = keras_bench.bare_step(gan, images[:bsz])
+        warm, walls, cpus = turns.time_loop(step, steps, repeats, sync, "step")
         result["step_warmup_s"] = warm
-        result["step"] = _rates(walls, cpus, steps)
+        result["step"] = turns.rates(walls, cpus, steps)
     return result
 
 
 def run_worker(args):
-    t0 = time.perf_counter()
-    load0 = common.loadavg()
-    cpus = None
-    if args.threads and hasattr(os, "sched_setaffinity"):
-        # XLA's CPU runtime (JAX) keeps a thread per core whatever XLA_FLAGS say, so
-        # --threads also pins the process to that many CPUs, before any framework loads.
-        cpus = sorted(os.sched_getaffinity(0))[: args.threads]
-        os.sched_setaffinity(0, cpus)
+    started = turns.start_worker(args.threads)
     result = worker_reference(args) if args.worker == REFERENCE else worker_keras(args)
-    result["cpu_affinity"] = cpus
-    result["peak_rss_mb"] = common.peak_rss_mb()
-    result["loadavg_1min"] = [load0, common.loadavg()]
-    result["process_s"] = time.perf_counter() - t0
-    with open(args.result_file, "w") as f:
-        json.dump(result, f)
+    turns.finish_worker(result, started, args.result_file)
 
 
 # --------------------------------------------------------------------------------------
 # Parent
 # --------------------------------------------------------------------------------------
-class Worker:
-    """One benchmark subprocess, driven turn by turn over its stdin/stdout."""
-
-    def __init__(self, run, args, tmp):
-        self.run = run
-        self.result_file = os.path.join(tmp, f"{run}.json")
-        self.stderr_path = os.path.join(tmp, f"{run}.stderr")
-        self.phases = phases(run, args)
-        self.error = None
-        env = dict(os.environ)
-        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        if run != REFERENCE:
-            env["KERAS_BACKEND"] = run
-        env.update(thread_env(args.threads))
-        cmd = [sys.executable, os.path.abspath(__file__), "--worker", run,
-               "--result-file", self.result_file, "--steps", str(args.steps),
-               "--repeats", str(args.repeats), "--batch-size", str(args.batch_size),
-               "--jit-compile", args.jit_compile,
-               "--steps-per-execution", str(args.steps_per_execution),
-               "--threads", str(args.threads), "--preset", args.preset,
-               "--modes", *args.modes]
-        self.t0 = time.perf_counter()
-        self.stderr = open(self.stderr_path, "w")
-        self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True)
-
-    def take_turn(self, phase):
-        if self.error:
-            return
-        try:
-            self.proc.stdin.write(f"go {phase}\n")
-            self.proc.stdin.flush()
-            while True:
-                line = self.proc.stdout.readline()
-                if not line:
-                    raise RuntimeError("worker exited")
-                if line.startswith(MARK):
-                    if line.split()[-1] != phase:
-                        raise RuntimeError(f"out of step: {line!r} for {phase}")
-                    return
-        except (BrokenPipeError, RuntimeError) as exc:
-            self.error = str(exc)
-
-    def finish(self):
-        if not self.error:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        self.proc.stdout.read()
-        code = self.proc.wait()
-        self.stderr.close()
-        if code != 0 or self.error:
-            with open(self.stderr_path) as f:
-                tail = f.read()[-3000:]
-            sys.stderr.write(f"--- {self.run} failed ({self.error or code}) ---\n{tail}\n")
-            return {"run": self.run, "error": f"{self.error or ''} exit code {code}".strip(),
-                    "stderr_tail": tail}
-        with open(self.result_file) as f:
-            result = json.load(f)
-        result["subprocess_s"] = time.perf_counter() - self.t0
-        return result
+def make_worker(run, args, tmp):
+    """The subprocess of one run (a Keras backend or the reference)."""
+    env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
+    env.update(turns.thread_env(args.threads))
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", run,
+           "--steps", str(args.steps),
+           "--repeats", str(args.repeats), "--batch-size", str(args.batch_size),
+           "--jit-compile", args.jit_compile,
+           "--steps-per-execution", str(args.steps_per_execution),
+           "--threads", str(args.threads), "--preset", args.preset,
+           "--modes", *args.modes]
+    return turns.Worker(run, cmd, env, phases(run, args), tmp)
 
 
 def run_all(args, log):
-    """Start every run, then give them their timed blocks in rotating round-robin.
-
-    With `--sequential`, one run at a time instead (each starts after the previous
-    one has exited): no other process of the benchmark runs between its epochs.
-    """
-    if args.sequential:
-        results = {}
-        with tempfile.TemporaryDirectory() as tmp:
-            for run in args.runs:
-                worker = Worker(run, args, tmp)
-                log(f"{run}: " + ", ".join(worker.phases))
-                for phase in worker.phases:
-                    worker.take_turn(phase)
-                results[run] = worker.finish()
-        return results
-    with tempfile.TemporaryDirectory() as tmp:
-        workers = [Worker(run, args, tmp) for run in args.runs]
-        order = []
-        for worker in workers:
-            for phase in worker.phases:
-                if phase not in order:
-                    order.append(phase)
-        # fit phases of all runs first, then step phases
-        order.sort(key=lambda p: (p.split(":")[0] != "fit",))
-        for k, phase in enumerate(order):
-            turn = [w for w in workers if phase in w.phases]
-            if turn:
-                shift = k % len(turn)
-                turn = turn[shift:] + turn[:shift]
-            log(f"{phase}: " + ", ".join(w.run for w in turn))
-            for worker in turn:
-                worker.take_turn(phase)
-        return {w.run: w.finish() for w in workers}
-
-
-def _fmt(x, spec):
-    return format(x, spec) if isinstance(x, (int, float)) else "-"
+    """Every run, timed blocks in rotating round-robin (or one run after another with
+    `--sequential`: no other process of the benchmark runs between its epochs)."""
+    return turns.run_turns(args.runs, lambda run, tmp: make_worker(run, args, tmp), log,
+                           sequential=args.sequential)
 
 
 def report(results, flops, args):
@@ -467,23 +211,19 @@ def report(results, flops, args):
         rows.append((
             "keras/" + run if run != REFERENCE else "pytorch reference",
             r.get("jit", "-"),
-            _fmt(rate, ".2f"),
-            f"{_fmt(fit.get('min'), '.2f')}-{_fmt(fit.get('max'), '.2f')}",
-            _fmt(r["images_per_s"], ".0f"),
-            _fmt(r["ratio_to_reference"], ".2f"),
-            _fmt(bare.get("median") if run != REFERENCE else None, ".2f"),
-            _fmt(r.get("peak_rss_mb"), ".0f"),
-            _fmt(r["mfu"] * 100 if r["mfu"] else None, ".1f"),
-            _fmt(util, ".2f"),
-            " -> ".join(_fmt(x, ".1f") for x in r.get("loadavg_1min", [])),
+            turns.fmt(rate, ".2f"),
+            f"{turns.fmt(fit.get('min'), '.2f')}-{turns.fmt(fit.get('max'), '.2f')}",
+            turns.fmt(r["images_per_s"], ".0f"),
+            turns.fmt(r["ratio_to_reference"], ".2f"),
+            turns.fmt(bare.get("median") if run != REFERENCE else None, ".2f"),
+            turns.fmt(r.get("peak_rss_mb"), ".0f"),
+            turns.fmt(r["mfu"] * 100 if r["mfu"] else None, ".1f"),
+            turns.fmt(util, ".2f"),
+            " -> ".join(turns.fmt(x, ".1f") for x in r.get("loadavg_1min", [])),
         ))
     header = ("backend", "jit setting", "steps/s", "min-max", "images/s", "vs torch",
               "bare step/s", "peak RSS MB", "MFU %", "CPU util", "load avg start -> end")
-    widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for row in rows:
-        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(row, widths)) + " |")
+    print(turns.table(header, rows))
     print()
     threads = f"--threads {args.threads}" if args.threads else "framework default threads"
     print(f"preset {args.preset}, batch {args.batch_size}, {threads}, "

@@ -1,0 +1,167 @@
+"""Keras-side timing helpers shared by the benchmark workers (one Keras backend per process).
+
+- `keras_info(threads)`: the backend, framework versions and thread settings.
+- `jit_description(backend, model)`: what `compile()`'s `jit_compile` resolved to.
+- `fit_block(...)` / `timed_fits(...)`: one `fit()` call (one epoch of N steps) per
+  timed turn.
+- `bare_step(model, data)`: the backend's compiled `train_step` on one batch already
+  on the backend, as Keras's own trainers compile it, without `fit`.
+
+Import only inside a worker subprocess (it imports Keras).
+"""
+
+import common
+import turns
+
+
+def keras_info(threads):
+    """{"run": backend, "versions": {...}, thread settings}; applies `--threads` to torch."""
+    import keras
+
+    backend = keras.backend.backend()
+    info = {"run": backend}
+    versions = {"keras": keras.__version__}
+    if backend == "torch":
+        import torch
+
+        info["torch_threads"] = turns.torch_threads(threads)
+        versions["torch"] = torch.__version__
+    elif backend == "jax":
+        import jax
+
+        versions["jax"] = jax.__version__
+    elif backend == "tensorflow":
+        import tensorflow as tf
+
+        versions["tensorflow"] = tf.__version__
+        info["tf_threads"] = {
+            "intra_op": tf.config.threading.get_intra_op_parallelism_threads(),
+            "inter_op": tf.config.threading.get_inter_op_parallelism_threads(),
+        }
+    info["versions"] = versions
+    return info
+
+
+def seed(value=0):
+    """Seed NumPy (and torch) without `keras.utils.set_random_seed`, which imports
+    TensorFlow whenever it is installed (to seed tf.data): ~450 MB more RSS in the JAX
+    and torch processes."""
+    import numpy as np
+
+    import keras
+
+    np.random.seed(value)
+    if keras.backend.backend() == "torch":
+        import torch
+
+        torch.manual_seed(value)
+
+
+def jit_description(backend, model):
+    if backend == "tensorflow":
+        xla = "XLA" if model.jit_compile else "no XLA"
+        return f"tf.function, jit_compile={model.jit_compile} ({xla})"
+    if backend == "jax":
+        return "jax.jit (XLA)" if model.jit_compile else "un-jitted"
+    return "torch.compile" if model.jit_compile else "eager"
+
+
+def sync_weights(model):
+    """Wait for every dispatched step (JAX dispatches asynchronously): read the last weight."""
+    import keras
+
+    keras.ops.convert_to_numpy(model.weights[-1])
+
+
+def fit_block(model, fit_kwargs, sync, out=None):
+    """A function running one `model.fit(**fit_kwargs, epochs=1, shuffle=False, verbose=0)`
+    and then `sync()`; the History goes to `out["history"]` when `out` is a dict."""
+
+    def run():
+        history = model.fit(**fit_kwargs, epochs=1, shuffle=False, verbose=0)
+        sync()
+        if out is not None:
+            out["history"] = history
+
+    return run
+
+
+def timed_fits(model, fit_args, repeats, sync, warmup_args=None, name="fit"):
+    """`model.fit(*args, epochs=1, shuffle=False, verbose=0, ...)` once per turn.
+
+    The warmup turn fits `warmup_args` (default `fit_args`); then `repeats` timed turns
+    fit `fit_args`, each timed (wall and process CPU) up to `sync()`. One fit() call per
+    timed block, not one fit() of R+1 epochs with turns taken between epochs: inside a
+    single fit(), TensorFlow's tf.data pipeline (autotune) slows the next epochs 2-4x
+    whenever other processes used the CPU between epochs (README, GAN finding 5).
+
+    `fit_args` is a dict of keyword arguments (x, y, batch_size). Returns
+    (warmup wall s, [wall s], [CPU s], last History).
+    """
+    walls, cpus, out = [], [], {}
+    for i, phase in enumerate(turns.block_phases(name, repeats)):
+        kwargs = warmup_args if (i == 0 and warmup_args is not None) else fit_args
+        sw = turns.timed_block(fit_block(model, kwargs, sync, out), phase)
+        walls.append(sw.wall)
+        cpus.append(sw.cpu)
+    return walls[0], walls[1:], cpus[1:], out["history"]
+
+
+def bare_step(model, data):
+    """(step, sync) running the backend's compiled `model.train_step(data)` on one batch.
+
+    `data` is what `train_step` receives (NumPy arrays or a tuple of them); it is put on
+    the backend once. TensorFlow: `tf.function(train_step, jit_compile=model.jit_compile)`;
+    JAX: `jax.jit(train_step, donate_argnums=0)` on a copy of the model's state (as
+    Keras's JAX trainer; the copy keeps donation from deleting the model's buffers);
+    torch: `train_step` itself (eager, or as compiled by Keras).
+    """
+    import keras
+
+    backend = keras.backend.backend()
+    # Build metrics and optimizer as fit() does at its start (when no fit() ran before).
+    model._symbolic_build(data_batch=data)
+    out = {}
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        fn = tf.function(model.train_step, jit_compile=bool(model.jit_compile),
+                         reduce_retracing=True)
+        data = tf.nest.map_structure(tf.constant, data)
+
+        def step():
+            out["logs"] = fn(data)
+
+    elif backend == "jax":
+        import jax
+
+        fn = jax.jit(model.train_step, donate_argnums=0) if model.jit_compile else model.train_step
+        data = jax.tree_util.tree_map(jax.numpy.asarray, data)
+        state = (
+            [v.value for v in model.trainable_variables],
+            [v.value for v in model.non_trainable_variables],
+            [v.value for v in model.optimizer.variables],
+            [v.value for v in model.metrics_variables],
+        )
+        out["state"] = jax.tree_util.tree_map(lambda a: a.copy(), state)
+
+        def step():
+            out["logs"], out["state"] = fn(out["state"], data)
+
+        def sync():
+            jax.block_until_ready(out["state"])
+
+        return step, sync
+
+    else:
+        import torch
+
+        data = keras.tree.map_structure(torch.as_tensor, data)
+
+        def step():
+            out["logs"] = model.train_step(data)
+
+    def sync():
+        keras.ops.convert_to_numpy(next(iter(out["logs"].values())))
+
+    return step, sync

@@ -1,0 +1,273 @@
+"""Round-robin timing machinery shared by the benchmark scripts.
+
+A benchmark runs one subprocess per framework. The parent starts them all, then gives
+them their timed blocks in turns over a pipe: one process runs one block (a warmup, a
+`fit()` epoch, N bare steps) while the others wait on `stdin`, and the order rotates
+every round. Every framework is therefore timed in the same minutes, so the drifting
+background load of a shared machine hits all of them alike, and no warmup or import
+overlaps a timed block. See benchmarks/README.md.
+
+Worker side (in the subprocess): `wait_turn(phase)` / `end_turn(phase)` around each
+block, or `time_loop` for N-step blocks; `start_worker` / `finish_worker` around the
+whole run (CPU pinning, peak RSS, load average, the result file).
+Parent side: `Worker` (one subprocess) and `run_turns` (the schedule); `table` prints
+a Markdown table.
+
+Nothing here imports a deep-learning framework.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import common
+
+MARK = "@@turn"
+
+
+# --------------------------------------------------------------------------------------
+# Worker side
+# --------------------------------------------------------------------------------------
+def wait_turn(phase):
+    """Block until the parent says it is this process's turn for `phase`."""
+    line = sys.stdin.readline()
+    if line.strip() != f"go {phase}":
+        raise RuntimeError(f"expected 'go {phase}' from the parent, got {line!r}")
+
+
+def end_turn(phase):
+    sys.stdout.write(f"{MARK} done {phase}\n")
+    sys.stdout.flush()
+
+
+def timed_block(run, phase):
+    """Wait for the turn `phase`, time `run()` (wall and process CPU), end the turn."""
+    wait_turn(phase)
+    with common.Stopwatch() as sw:
+        run()
+    end_turn(phase)
+    return sw
+
+
+def step_block(step, steps, sync):
+    """A function running `steps` calls of `step()` and then `sync()`."""
+
+    def run():
+        for _ in range(steps):
+            step()
+        sync()
+
+    return run
+
+
+def time_loop(step, steps, repeats, sync, name, warmup_steps=None):
+    """Warmup steps, then `repeats` timed blocks of `steps` steps, each on its turn.
+
+    Phases `{name}:warmup`, `{name}:0` ... Returns (warmup wall s, [wall s], [CPU s]).
+    Each block ends with `sync()` (e.g. waiting for JAX's asynchronous dispatch).
+    """
+    warm = timed_block(step_block(step, steps if warmup_steps is None else warmup_steps, sync),
+                       f"{name}:warmup")
+    walls, cpus = [], []
+    for i in range(repeats):
+        sw = timed_block(step_block(step, steps, sync), f"{name}:{i}")
+        walls.append(sw.wall)
+        cpus.append(sw.cpu)
+    return warm.wall, walls, cpus
+
+
+def block_phases(name, repeats):
+    """The phase names `time_loop(..., name)` goes through."""
+    return [f"{name}:warmup"] + [f"{name}:{i}" for i in range(repeats)]
+
+
+def rates(walls, cpus, steps):
+    """steps/s and CPU utilisation (process CPU s / wall s) of timed blocks of `steps` steps."""
+    return {
+        "steps_per_s": common.summarize([steps / w for w in walls]),
+        "cpu_util": common.summarize([c / w for c, w in zip(cpus, walls)]),
+        "wall_s": walls,
+    }
+
+
+def torch_threads(threads):
+    """Apply `--threads` to torch (0: leave torch's default); return the thread count."""
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def thread_env(threads):
+    """Environment limiting every framework's compute threads to `threads` (0: none)."""
+    if not threads:
+        return {}
+    n = str(threads)
+    env = {"OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n,
+           "TF_NUM_INTRAOP_THREADS": n, "TF_NUM_INTEROP_THREADS": n}
+    if threads == 1:
+        env["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                            " intra_op_parallelism_threads=1").strip()
+    else:
+        env["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                            + f" intra_op_parallelism_threads={threads}").strip()
+    return env
+
+
+def start_worker(threads):
+    """Call first in a worker: pins the process to `threads` CPUs (0: no pinning).
+
+    XLA's CPU runtime (JAX) keeps a thread per core whatever XLA_FLAGS say, so
+    `--threads` also pins the process, before any framework loads. Returns the
+    bookkeeping `finish_worker` needs.
+    """
+    cpus = None
+    if threads and hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))[:threads]
+        os.sched_setaffinity(0, cpus)
+    return {"t0": time.perf_counter(), "load0": common.loadavg(), "cpus": cpus}
+
+
+def finish_worker(result, started, result_file):
+    """Add CPU affinity, peak RSS, load average and duration; write the result file."""
+    result["cpu_affinity"] = started["cpus"]
+    result["peak_rss_mb"] = common.peak_rss_mb()
+    result["loadavg_1min"] = [started["load0"], common.loadavg()]
+    result["process_s"] = time.perf_counter() - started["t0"]
+    with open(result_file, "w") as f:
+        json.dump(result, f)
+
+
+# --------------------------------------------------------------------------------------
+# Parent side
+# --------------------------------------------------------------------------------------
+class Worker:
+    """One benchmark subprocess, driven turn by turn over its stdin/stdout.
+
+    Args:
+        run: the run's name (also names its files in `tmp`).
+        cmd: the command line; `--result-file <path>` is appended.
+        env: extra environment variables.
+        phases: the phase names the worker will wait for, in order.
+        tmp: a directory for the result file and the worker's stderr.
+    """
+
+    def __init__(self, run, cmd, env, phases, tmp):
+        self.run = run
+        self.result_file = os.path.join(tmp, f"{run}.json")
+        self.stderr_path = os.path.join(tmp, f"{run}.stderr")
+        self.phases = list(phases)
+        self.error = None
+        full_env = dict(os.environ)
+        full_env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        full_env.update(env)
+        self.t0 = time.perf_counter()
+        self.stderr = open(self.stderr_path, "w")
+        self.proc = subprocess.Popen(list(cmd) + ["--result-file", self.result_file], env=full_env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, text=True)
+
+    def take_turn(self, phase):
+        if self.error:
+            return
+        try:
+            self.proc.stdin.write(f"go {phase}\n")
+            self.proc.stdin.flush()
+            while True:
+                line = self.proc.stdout.readline()
+                if not line:
+                    raise RuntimeError("worker exited")
+                if line.startswith(MARK):
+                    if line.split()[-1] != phase:
+                        raise RuntimeError(f"out of step: {line!r} for {phase}")
+                    return
+        except (BrokenPipeError, RuntimeError) as exc:
+            self.error = str(exc)
+
+    def finish(self):
+        if not self.error:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        self.proc.stdout.read()
+        code = self.proc.wait()
+        self.stderr.close()
+        if code != 0 or self.error:
+            with open(self.stderr_path) as f:
+                tail = f.read()[-3000:]
+            sys.stderr.write(f"--- {self.run} failed ({self.error or code}) ---\n{tail}\n")
+            return {"run": self.run, "error": f"{self.error or ''} exit code {code}".strip(),
+                    "stderr_tail": tail}
+        with open(self.result_file) as f:
+            result = json.load(f)
+        result["subprocess_s"] = time.perf_counter() - self.t0
+        return result
+
+
+def run_turns(runs, make_worker, log, sequential=False):
+    """Start every run, then give them their timed blocks in rotating round-robin.
+
+    `make_worker(run, tmp)` returns a `Worker`. The phases are played in the order of
+    `merge_phases`, each by every worker that has it, the workers' order rotating. With `sequential=True`, one run at a time instead
+    (each starts after the previous one has exited). Returns {run: result dict}.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        if sequential:
+            results = {}
+            for run in runs:
+                worker = make_worker(run, tmp)
+                log(f"{run}: " + ", ".join(worker.phases))
+                for phase in worker.phases:
+                    worker.take_turn(phase)
+                results[run] = worker.finish()
+            return results
+        workers = [make_worker(run, tmp) for run in runs]
+        order = merge_phases([w.phases for w in workers])
+        for k, phase in enumerate(order):
+            turn = [w for w in workers if phase in w.phases]
+            if turn:
+                shift = k % len(turn)
+                turn = turn[shift:] + turn[:shift]
+            log(f"{phase}: " + ", ".join(w.run for w in turn))
+            for worker in turn:
+                worker.take_turn(phase)
+        return {w.run: w.finish() for w in workers}
+
+
+def merge_phases(lists):
+    """One order of all phases that keeps the order of every list (each worker's own).
+
+    A phase missing from the merged order so far is inserted right after the phase
+    that precedes it in its list (or first). Raises if two lists order phases differently.
+    """
+    order = []
+    for phases in lists:
+        position = 0
+        for phase in phases:
+            if phase in order:
+                if order.index(phase) < position:
+                    raise ValueError(f"workers disagree on the order of phase {phase!r}")
+                position = order.index(phase) + 1
+            else:
+                order.insert(position, phase)
+                position += 1
+    return order
+
+
+def fmt(x, spec):
+    return format(x, spec) if isinstance(x, (int, float)) and x == x else "-"
+
+
+def table(header, rows):
+    """A Markdown table (columns padded to their widest cell) as a string."""
+    rows = [tuple(str(c) for c in row) for row in rows]
+    widths = [max(len(str(row[i])) for row in rows + [tuple(header)]) for i in range(len(header))]
+    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
+    return "\n".join(lines)
