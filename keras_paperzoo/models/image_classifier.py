@@ -4,6 +4,7 @@ import keras
 
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
+from keras_paperzoo.training.compile_state import restore_compile
 
 # Each paper's optimisation recipe, by backbone class (the `compile()` defaults).
 # Step drops are placed at fractions of the run so that shorter runs keep the
@@ -145,12 +146,7 @@ class ImageClassifier(keras.Model):
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
     def compile_from_config(self, config):
-        # compile() is overridden for its defaults; a saved model restores exactly
-        # what it was compiled with.
-        config = keras.saving.deserialize_keras_object(config)
-        keras.Model.compile(self, **config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
 
     def get_config(self):
         return {

@@ -19,6 +19,7 @@ from keras_paperzoo.models.mae.mae_decoder import MAEDecoder
 from keras_paperzoo.models.vit.vit_backbone import ViTBackbone
 from keras_paperzoo.training.schedules import WarmupCosineDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+from keras_paperzoo.training.compile_state import restore_compile
 
 IMAGENET_TRAIN_IMAGES = 1_281_167
 NORM_PIX_EPSILON = 1e-6
@@ -220,12 +221,7 @@ class MAE(keras.Model):
         super().compile(optimizer=optimizer, **kwargs)
 
     def compile_from_config(self, config):
-        # compile() is overridden for its defaults; a saved model restores exactly
-        # what it was compiled with.
-        config = keras.saving.deserialize_keras_object(config)
-        keras.Model.compile(self, **config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
 
     # --- pictures ---------------------------------------------------------------------
     def reconstruct(self, images, noise=None, fill_value=0.5):

@@ -15,6 +15,7 @@ from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_
 from keras_paperzoo.training.ema import ema_update
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
+from keras_paperzoo.training.compile_state import restore_compile
 
 DEFAULT_TEMPERATURE = {1: 0.07, 2: 0.2}  # MoCo v1 Sec. 4 / MoCo v2 ("--moco-t 0.2")
 IMAGENET_IMAGES = 1_281_167
@@ -320,11 +321,7 @@ class MoCo(keras.Model):
         super().compile(optimizer=optimizer, **kwargs)
 
     def compile_from_config(self, config):
-        # compile() is overridden for its defaults; a saved model restores what it was compiled with.
-        config = keras.saving.deserialize_keras_object(config)
-        keras.Model.compile(self, **config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
 
     # --- config -------------------------------------------------------------------
     def get_config(self):
