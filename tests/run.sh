@@ -17,7 +17,7 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # (pip's notes about this machine's local package folders are filtered out)
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "torch==2.13.0" -e ".[test,jax,torch,export]" 2>&1 | grep -v "is ignored: it is neither"
+    "torch==2.13.0" -e ".[test,jax,torch,export,text]" 2>&1 | grep -v "is ignored: it is neither"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "install failed"; exit 1; }
 echo "installed in $((SECONDS - start)) s"
 

@@ -58,4 +58,22 @@ RECIPES = {
         "VGG classifier, configurations A-E (--preset vgg_a ... vgg_e), paper SGD recipe.",
         "keras_paperzoo.recipes.classifier",
     ),
+    "transformer": Recipe(
+        "transformer",
+        "Vaswani et al. 2017, Attention Is All You Need",
+        "Encoder-decoder Transformer translation (--preset transformer_base, transformer_big, small sizes): label smoothing, Noam schedule, beam search, BLEU.",
+        "keras_paperzoo.recipes.transformer",
+    ),
+    "bert": Recipe(
+        "bert",
+        "Devlin et al. 2019, BERT: Pre-training of Deep Bidirectional Transformers",
+        "BERT pre-training (masked LM + next sentence prediction) then fine-tuning a sentence classifier (--preset bert_base, bert_large, small sizes).",
+        "keras_paperzoo.recipes.bert",
+    ),
+    "gpt": Recipe(
+        "gpt",
+        "Radford et al. 2018 / 2019, GPT-1 and GPT-2",
+        "Causal language model (--preset gpt1, gpt2_small ... gpt2_xl, small sizes), character-level by default, with samples.",
+        "keras_paperzoo.recipes.gpt",
+    ),
 }
