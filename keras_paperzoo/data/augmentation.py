@@ -20,6 +20,7 @@ import numpy as np
 
 import keras
 from keras import ops
+from keras.src.layers.preprocessing.data_layer import DataLayer  # Keras's base for tf.data-safe layers
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -80,7 +81,7 @@ def rgb_pca(images, max_pixels=1_000_000, seed=0):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class PCAColorNoise(keras.layers.Layer):
+class PCAColorNoise(DataLayer):
     """AlexNet's "fancy PCA" colour augmentation (Krizhevsky et al. 2012, Sec. 4.1).
 
     To each image's every RGB pixel add [p1 p2 p3] [alpha1 lambda1, alpha2 lambda2,
@@ -96,6 +97,7 @@ class PCAColorNoise(keras.layers.Layer):
     ```python
     values, vectors = rgb_pca(train_images)
     layer = PCAColorNoise(values, vectors)
+    dataset.map(lambda x, y: (layer(x), y))  # in tf.data on any backend (a Keras DataLayer)
     ```
     """
 
@@ -107,15 +109,19 @@ class PCAColorNoise(keras.layers.Layer):
             raise ValueError(f"std must be >= 0; got {std}.")
         self.std = float(std)
         self.seed = seed
-        self.seed_generator = keras.random.SeedGenerator(seed)
+        self.generator = keras.random.SeedGenerator(seed)  # DataLayer's name for it
 
     def call(self, images, training=True):
         if not training:
             return images
-        batch = ops.shape(images)[0]
-        alpha = keras.random.normal((batch, 3), stddev=self.std, seed=self.seed_generator)  # (B, 3)
-        shift = ops.matmul(alpha * self.eigenvalues, ops.transpose(self.eigenvectors))  # (B, 3)
-        return images + ops.reshape(shift, (-1, 1, 1, 3))
+        backend = self.backend  # TensorFlow ops inside tf.data, the Keras backend elsewhere
+        batch = backend.shape(images)[0]
+        seed = self._get_seed_generator(backend._backend)
+        alpha = backend.random.normal((batch, 3), stddev=self.std, seed=seed)  # (B, 3)
+        eigenvalues = backend.convert_to_tensor(self.eigenvalues)  # (3,)
+        eigenvectors = backend.convert_to_tensor(self.eigenvectors)  # (3, 3), p_i as columns
+        shift = backend.numpy.matmul(alpha * eigenvalues, backend.numpy.transpose(eigenvectors))  # (B, 3)
+        return images + backend.numpy.reshape(shift, (-1, 1, 1, 3))
 
     def compute_output_shape(self, input_shape):
         return input_shape

@@ -87,3 +87,17 @@ def test_augmented_batches_depend_only_on_seed_epoch_and_index():
     x_again, _ = batch(2, 1)
     assert not np.array_equal(x, images[y])  # and the batch is augmented
     np.testing.assert_array_equal(x, x_again)
+
+
+def test_pca_color_noise_runs_inside_tf_data_on_every_backend():
+    import tensorflow as tf
+
+    values, vectors = rgb_pca(_images(8))
+    layer = PCAColorNoise(values, vectors, std=0.1, seed=5)
+    images = _images(4)
+    dataset = tf.data.Dataset.from_tensor_slices(images).batch(2).map(layer)
+    out = np.concatenate([np.asarray(batch) for batch in dataset])
+    assert out.shape == images.shape
+    shift = (out - images).reshape(4, -1, 3)
+    np.testing.assert_allclose(shift, shift[:, :1, :].repeat(shift.shape[1], axis=1), atol=1e-6)  # one shift per image
+    assert np.all(np.abs(shift[:, 0, :]) > 0)  # every image moved
