@@ -1,4 +1,10 @@
-"""BERT (Devlin et al. 2019): backbone, presets."""
+"""BERT (Devlin et al. 2019): backbone, presets, pre-training trainer, optimizer."""
 
 from keras_paperzoo.models.bert.bert_backbone import BertBackbone
+from keras_paperzoo.models.bert.bert_optimizer import (
+    WarmupLinearDecay,
+    fine_tuning_optimizer,
+    pretraining_optimizer,
+)
 from keras_paperzoo.models.bert.bert_presets import BERT_PRESETS, bert_parameter_count
+from keras_paperzoo.models.bert.bert_pretrainer import BertPretrainer
