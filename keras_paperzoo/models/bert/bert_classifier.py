@@ -1,0 +1,97 @@
+"""BERT fine-tuned for sequence classification, single sentences or pairs (Devlin et al. 2019, Sec. 4.1, Fig. 4a, b)."""
+
+import copy
+
+import keras
+
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
+from keras_paperzoo.models.bert.bert_optimizer import fine_tuning_optimizer
+from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class BertClassifier(keras.Model):
+    """A `BertBackbone` with a classification layer on the pooled [CLS] state: logits = W dropout(C) + b.
+
+    "The only new parameters introduced during fine-tuning are classification layer
+    weights W in R^{K x H}" (Sec. 4.1); the reference `run_classifier.py` applies dropout
+    0.1 to C first. Single sentences are packed [CLS] A [SEP] with segment ids 0
+    (SST-2, CoLA), pairs [CLS] A [SEP] B [SEP] with B's segment ids 1 (MNLI, QQP, ...):
+    `keras_paperzoo.data.bert_inputs.BertPacker` does both.
+
+    `compile()` with no arguments gives the paper's fine-tuning setup: Adam with
+    decoupled weight decay 0.01 (not on biases and LayerNorm), lr 2e-5 (the paper picks
+    from {5e-5, 3e-5, 2e-5} on dev, App. A.3), sparse categorical cross-entropy on the
+    logits and accuracy. Pass `total_steps` (epochs x steps per epoch; the paper trains
+    2-4 epochs with batch 32) for the reference code's schedule, warmup over the first
+    10 % then linear decay; without it the learning rate is constant.
+
+    Args:
+        backbone: a `BertBackbone` (pre-trained, or random for a baseline).
+        num_classes: int >= 2.
+        dropout: float, dropout on the pooled output (0.1).
+
+    Example:
+
+    ```python
+    classifier = BertClassifier(BertBackbone.from_preset("bert_base"), num_classes=2)
+    classifier.compile(total_steps=3 * len(train_batches))
+    classifier.fit(train_batches, epochs=3)   # x: token_ids, segment_ids, padding_mask; y: labels
+    ```
+    """
+
+    def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
+        if not isinstance(backbone, BertBackbone):
+            raise ValueError(f"BertClassifier needs a BertBackbone; got a {type(backbone).__name__}.")
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"BertClassifier num_classes must be an int >= 2; got {num_classes!r}.")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"BertClassifier dropout {dropout!r} should be in [0, 1).")
+
+        # === Layers ===
+        output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
+        output_dense = keras.layers.Dense(num_classes, kernel_initializer=bert_initializer(), name="logits")
+
+        # === Functional Model ===
+        inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in backbone.input}
+        pooled = backbone(inputs)["pooled_output"]  # C, (B, H)
+        logits = output_dense(output_dropout(pooled))  # (B, K)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+        # === Config ===
+        self.backbone = backbone
+        self.num_classes = num_classes
+        self.dropout = dropout
+
+    def compile(self, optimizer=None, loss=None, metrics=None, total_steps=None, learning_rate=2e-5,
+                weight_decay=0.01, **kwargs):
+        """The paper's fine-tuning optimizer, loss and accuracy unless given (see the class docstring)."""
+        if optimizer is None:
+            if total_steps is None:
+                optimizer = SelectiveDecayAdamW(learning_rate, weight_decay=weight_decay, epsilon=1e-6)
+            else:
+                optimizer = fine_tuning_optimizer(total_steps, learning_rate, weight_decay=weight_decay)
+        if loss is None:
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        if metrics is None:
+            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "num_classes": self.num_classes,
+            "dropout": self.dropout,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = copy.deepcopy(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
