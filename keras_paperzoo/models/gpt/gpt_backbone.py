@@ -1,0 +1,238 @@
+"""GPT-1 (Radford et al. 2018) and GPT-2 (Radford et al. 2019): the decoder-only Transformer.
+
+GPT-1, "Improving Language Understanding by Generative Pre-Training", Sec. 3.1, eq. (2):
+
+    h_0 = U W_e + W_p
+    h_l = transformer_block(h_{l-1}),  l = 1..n
+    P(u) = softmax(h_n W_e^T)
+
+GPT-2, "Language Models are Unsupervised Multitask Learners", Sec. 2.3: the same
+model with "layer normalization moved to the input of each sub-block ... and an
+additional layer normalization added after the final self-attention block", and
+"the weights of residual layers at initialization scaled by a factor of 1/sqrt(N)
+where N is the number of residual layers" (two per block: N = 2 x num_layers).
+"""
+
+import math
+
+import numpy as np
+
+import keras
+from keras import ops
+
+import keras_hub
+
+from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.gpt.gpt_presets import GPT_PRESETS
+
+INITIALIZER_RANGE = 0.02  # GPT-1 Sec. 4.1: "weights initialized ... N(0, 0.02)"
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+def gelu_approximate(x):
+    """GELU in its tanh form, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): GPT-1 and GPT-2's code."""
+    return keras.activations.gelu(x, approximate=True)
+
+
+def _positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"GPTBackbone {name} must be a positive int; got {name}={value!r}.")
+    return int(value)
+
+
+def gpt_parameter_count(vocabulary_size, num_layers, hidden_dim, intermediate_dim, max_sequence_length,
+                        norm_first=True, **unused):
+    """Parameters of a `GPTBackbone` from its config, without building it (tied output embedding).
+
+    Per block: q, k, v, output projections with biases 4(D^2 + D), two LayerNorms 4D,
+    the MLP D F + F + F D + D; embeddings V D + P D; GPT-2's final LayerNorm 2D.
+    Example: `gpt_parameter_count(**GPT_PRESETS["gpt2_xl"]["config"])` -> 1,557,611,200.
+    """
+    d, f = hidden_dim, intermediate_dim
+    block = 4 * (d * d + d) + 4 * d + (d * f + f + f * d + d)
+    final_norm = 2 * d if norm_first else 0
+    return vocabulary_size * d + max_sequence_length * d + num_layers * block + final_norm
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class GPTBackbone(Backbone):
+    """Decoder-only causal Transformer: token ids (B, T) -> hidden states (B, T, D).
+
+    Token embedding W_e plus a learned position table W_p (GPT-1 eq. 2; "learned
+    position embeddings instead of the sinusoidal version"), embedding dropout, then
+    `num_layers` masked self-attention blocks (`keras_hub.layers.TransformerDecoder`
+    without cross-attention, causal mask): post-norm with `norm_first=False` (GPT-1,
+    the original Transformer's "Add & Norm"), pre-norm with a final LayerNorm with
+    `norm_first=True` (GPT-2 Sec. 2.3). MLP: Dense(4D) -> GELU (tanh form, as both
+    papers' code) -> Dense(D). Dropout `dropout` on the embeddings, the attention
+    probabilities and each residual branch (GPT-1 Sec. 4.1: "residual, embedding, and
+    attention dropouts with a rate of 0.1").
+
+    Initialisation: every kernel and both embeddings N(0, 0.02^2), biases zero,
+    LayerNorm (1, 0) (GPT-1 Sec. 4.1); with `norm_first=True`, the two residual output
+    projections of each block (attention output, MLP output) are then scaled by
+    1/sqrt(2 num_layers) (GPT-2 Sec. 2.3, as in the released code and `transformers`).
+    Deviation: GPT-2's released TensorFlow code draws the position table from
+    N(0, 0.01^2); we use 0.02 for both tables, as `transformers` does.
+
+    The output embedding is tied to the input one (P(u) = softmax(h_n W_e^T)):
+    `backbone.token_embedding(h, reverse=True)` gives the logits (see `GPTCausalLM`).
+    Right padding needs no mask: attention is causal, so padding after a token never
+    reaches it.
+
+    Differences from `keras_hub.models.GPT2Backbone`: GPT-1's post-norm blocks, the
+    residual-projection scaling (keras-hub initialises every kernel alike), no
+    `padding_mask` input (causal attention makes it unnecessary for right padding).
+
+    Args:
+        vocabulary_size: int, V (40,478 for GPT-1, 50,257 for GPT-2).
+        num_layers: int, the number of blocks.
+        hidden_dim: int, D; divisible by `num_heads`.
+        num_heads: int, attention heads.
+        intermediate_dim: int, the MLP width (4D in both papers).
+        max_sequence_length: int, the context: rows of the position table (512, 1024).
+        dropout: float in [0, 1), 0.1 in both papers' released models.
+        norm_first: bool, False = GPT-1 (post-norm, no final norm, no residual
+            scaling), True = GPT-2 (pre-norm, final LayerNorm, scaled residual init).
+        layer_norm_epsilon: float, 1e-5 in both released models.
+
+    Example:
+
+    ```python
+    backbone = GPTBackbone.from_preset("gpt2_small")   # 124,439,808 parameters
+    tiny = GPTBackbone(vocabulary_size=99, num_layers=2, hidden_dim=32, num_heads=4,
+                       intermediate_dim=64, max_sequence_length=16)
+    tiny(np.zeros((2, 10), "int32")).shape              # (2, 10, 32)
+    ```
+    """
+
+    presets = GPT_PRESETS
+
+    def __init__(self, vocabulary_size, num_layers, hidden_dim, num_heads, intermediate_dim,
+                 max_sequence_length, dropout=0.1, norm_first=True, layer_norm_epsilon=1e-5, **kwargs):
+        vocabulary_size = _positive_int(vocabulary_size, "vocabulary_size")
+        num_layers = _positive_int(num_layers, "num_layers")
+        hidden_dim = _positive_int(hidden_dim, "hidden_dim")
+        num_heads = _positive_int(num_heads, "num_heads")
+        intermediate_dim = _positive_int(intermediate_dim, "intermediate_dim")
+        max_sequence_length = _positive_int(max_sequence_length, "max_sequence_length")
+        if hidden_dim % num_heads:
+            raise ValueError(f"GPTBackbone hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"GPTBackbone dropout must be in [0, 1); got dropout={dropout!r}.")
+        if not layer_norm_epsilon > 0:
+            raise ValueError(f"GPTBackbone layer_norm_epsilon must be positive; got {layer_norm_epsilon!r}.")
+        normal = lambda: keras.initializers.RandomNormal(stddev=INITIALIZER_RANGE)  # noqa: E731
+
+        # === Layers ===
+        token_embedding = keras.layers.ReversibleEmbedding(
+            vocabulary_size, hidden_dim, tie_weights=True, embeddings_initializer=normal(), name="token_embedding"
+        )  # W_e, also the output projection
+        position_embedding = keras_hub.layers.PositionEmbedding(
+            max_sequence_length, initializer=normal(), name="position_embedding"
+        )  # W_p
+        embeddings_dropout = keras.layers.Dropout(dropout, name="embeddings_dropout")
+        blocks = [
+            keras_hub.layers.TransformerDecoder(
+                intermediate_dim=intermediate_dim,
+                num_heads=num_heads,
+                dropout=dropout,
+                activation=gelu_approximate,
+                layer_norm_epsilon=layer_norm_epsilon,
+                kernel_initializer=normal(),
+                normalize_first=bool(norm_first),
+                name=f"transformer_layer_{i}",
+            )
+            for i in range(num_layers)
+        ]
+        final_norm = (
+            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="layer_norm") if norm_first else None
+        )
+
+        # === Functional Model ===
+        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+        x = token_embedding(token_ids)  # U W_e, (B, T, D)
+        x = embeddings_dropout(x + position_embedding(x))  # h_0 = U W_e + W_p
+        for block in blocks:
+            x = block(x)  # h_l, causal self-attention + MLP
+        if final_norm is not None:
+            x = final_norm(x)  # GPT-2's extra LayerNorm after the last block
+        super().__init__(inputs=token_ids, outputs=x, **kwargs)
+
+        # === Config ===
+        self.vocabulary_size = vocabulary_size
+        self.num_layers = num_layers
+        self.hidden_dim = hidden_dim
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.max_sequence_length = max_sequence_length
+        self.dropout = dropout
+        self.norm_first = bool(norm_first)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.token_embedding = token_embedding
+        self.position_embedding = position_embedding
+        self.embeddings_dropout = embeddings_dropout
+        self.transformer_layers = blocks
+        self.layer_norm = final_norm
+        if self.norm_first:
+            self._scale_residual_projections()
+
+    def _scale_residual_projections(self):
+        """GPT-2 Sec. 2.3: residual-branch output weights x 1/sqrt(N), N = 2 num_layers residual layers."""
+        scale = 1.0 / math.sqrt(2 * self.num_layers)
+        for block in self.transformer_layers:
+            for kernel in (block._self_attention_layer._output_dense.kernel, block._feedforward_output_dense.kernel):
+                kernel.assign(ops.convert_to_numpy(kernel) * scale)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary_size": self.vocabulary_size,
+                "num_layers": self.num_layers,
+                "hidden_dim": self.hidden_dim,
+                "num_heads": self.num_heads,
+                "intermediate_dim": self.intermediate_dim,
+                "max_sequence_length": self.max_sequence_length,
+                "dropout": self.dropout,
+                "norm_first": self.norm_first,
+                "layer_norm_epsilon": self.layer_norm_epsilon,
+            }
+        )
+        return config
+
+    @property
+    def head_dim(self):
+        return self.hidden_dim // self.num_heads
+
+    def call_with_cache(self, token_ids, cache, cache_update_index, training=False):
+        """Hidden states of `token_ids` placed at `cache_update_index`, reading and updating a key/value cache.
+
+        Args:
+            token_ids: int (B, t), the tokens at positions index..index+t-1.
+            cache: float (B, num_layers, 2, max_length, heads, head_dim), keys and values
+                of every earlier position (see `empty_cache`).
+            cache_update_index: int or scalar tensor, the position of `token_ids[:, 0]`.
+
+        Returns (hidden (B, t, D), updated cache). Agrees with the full forward pass on
+        the same positions (tested).
+        """
+        x = self.token_embedding(token_ids)  # (B, t, D)
+        x = self.embeddings_dropout(x + self.position_embedding(x, start_index=cache_update_index), training=training)
+        caches = []
+        for i, block in enumerate(self.transformer_layers):
+            x, layer_cache = block(
+                x,
+                self_attention_cache=cache[:, i, ...],  # (B, 2, max_length, heads, head_dim)
+                self_attention_cache_update_index=cache_update_index,
+                training=training,
+            )
+            caches.append(layer_cache)
+        if self.layer_norm is not None:
+            x = self.layer_norm(x)
+        return x, ops.stack(caches, axis=1)
+
+    def empty_cache(self, batch_size, max_length, dtype=None):
+        """A zero key/value cache (B, num_layers, 2, max_length, heads, head_dim)."""
+        shape = (batch_size, self.num_layers, 2, max_length, self.num_heads, self.head_dim)
+        return ops.zeros(shape, dtype=dtype or self.compute_dtype)
