@@ -1,0 +1,184 @@
+"""GPT-1 supervised fine-tuning (Radford et al. 2018, Sec. 3.2): a linear head on the last token plus an auxiliary LM loss."""
+
+import keras
+from keras import ops
+
+from keras_paperzoo.models.gpt.gpt_backbone import INITIALIZER_RANGE, GPTBackbone
+from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class LastTokenPooling(keras.layers.Layer):
+    """(B, T, D) hidden states and a (B, T) padding mask -> (B, D), the state of each row's last real token.
+
+    GPT-1 reads "the final transformer block's activation h_l^m" at the last input
+    token (the extract token of Sec. 3.3's traversal inputs); rows are right-padded.
+    """
+
+    def call(self, hidden, padding_mask):
+        last = ops.sum(ops.cast(padding_mask, "int32"), axis=-1) - 1  # (B,), index of the last real token
+        last = ops.maximum(last, 0)
+        return ops.take_along_axis(hidden, last[:, None, None], axis=1)[:, 0, :]  # (B, D)
+
+    def compute_output_shape(self, hidden_shape, padding_mask_shape=None):
+        return (hidden_shape[0], hidden_shape[-1])
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup from 0 to `peak_learning_rate` over `warmup_steps`, then linear decay to 0 at `total_steps`.
+
+    GPT-1 fine-tuning (Sec. 4.1): "a linear learning rate decay schedule with warmup over 0.2% of training".
+    """
+
+    def __init__(self, peak_learning_rate, warmup_steps, total_steps):
+        if total_steps < 1 or not 0 <= warmup_steps < total_steps:
+            raise ValueError(f"WarmupLinearDecay needs 0 <= warmup_steps < total_steps; got {warmup_steps}, {total_steps}.")
+        self.peak_learning_rate = float(peak_learning_rate)
+        self.warmup_steps = int(warmup_steps)
+        self.total_steps = int(total_steps)
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        warm = step / max(self.warmup_steps, 1)
+        decay = (self.total_steps - step) / max(self.total_steps - self.warmup_steps, 1)
+        return self.peak_learning_rate * ops.clip(ops.minimum(warm, decay), 0.0, 1.0)
+
+    def get_config(self):
+        return {"peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps,
+                "total_steps": self.total_steps}
+
+
+def fine_tuning_optimizer(total_steps, learning_rate=6.25e-5, warmup_fraction=0.002, weight_decay=0.01):
+    """GPT-1 Sec. 4.1 "Fine-tuning details": lr 6.25e-5, linear decay, warmup over 0.2 % of training.
+
+    The pre-training's decoupled weight decay (0.01 on non bias or gain weights) is kept:
+    the paper lists no change to it for fine-tuning.
+    """
+    total_steps = int(total_steps)
+    schedule = WarmupLinearDecay(learning_rate, int(warmup_fraction * total_steps), total_steps)
+    return SelectiveDecayAdamW(schedule, weight_decay=weight_decay)
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class GPTClassifier(keras.Model):
+    """GPT-1 fine-tuning on a classification task: L_3(C) = L_2(C) + lambda L_1(C) (eq. 5).
+
+    Inputs: {"token_ids": (B, T) int, "padding_mask": (B, T) bool}, each row one
+    traversal-style sequence (Sec. 3.3: start token, text, delimiter, text, extract
+    token; right-padded). Outputs: {"logits": (B, num_classes), "lm_logits": (B, T, V)}.
+
+    - Task head (eq. 3-4): P(y | x^1..x^m) = softmax(h_l^m W_y), h_l^m the last
+      block's state at the last real token (`LastTokenPooling`), with classifier
+      dropout 0.1 ("dropout to the classifier with a rate of 0.1"); W_y is the only
+      new parameter besides the embeddings of any new delimiter tokens.
+    - Auxiliary objective (eq. 5): the language-model loss L_1 on the same inputs
+      (next-token cross-entropy over the real tokens), weighted by `lm_weight`
+      (lambda = 0.5 in Sec. 4.1). `lm_weight=0` is plain fine-tuning (the paper's
+      ablation "w/o aux LM").
+
+    Logged: `loss` (L_3), `task_loss` (L_2), `lm_loss` (L_1), `accuracy`.
+    `compile()` with no arguments: GPT-1's fine-tuning optimizer (`fine_tuning_optimizer`,
+    lr 6.25e-5, linear decay with 0.2 % warmup) over `total_steps` (default 1000; give
+    your run's: the paper's 3 epochs at batch 32).
+
+    Args:
+        backbone: a `GPTBackbone` (pre-trained).
+        num_classes: int >= 2.
+        lm_weight: float >= 0, lambda.
+        dropout: float in [0, 1), the classifier's dropout.
+
+    Example:
+
+    ```python
+    classifier = GPTClassifier(GPTBackbone.from_preset("gpt1"), num_classes=2)
+    classifier.compile(total_steps=3 * len(train) // 32)
+    classifier.fit({"token_ids": ids, "padding_mask": mask}, labels, batch_size=32, epochs=3)
+    ```
+    """
+
+    def __init__(self, backbone, num_classes, lm_weight=0.5, dropout=0.1, **kwargs):
+        if not isinstance(backbone, GPTBackbone):
+            raise ValueError(f"GPTClassifier needs a GPTBackbone; got {type(backbone).__name__}.")
+        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"GPTClassifier num_classes must be an int >= 2; got {num_classes!r}.")
+        if not lm_weight >= 0:
+            raise ValueError(f"GPTClassifier lm_weight (lambda of eq. 5) must be >= 0; got {lm_weight!r}.")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"GPTClassifier dropout must be in [0, 1); got {dropout!r}.")
+        # === Layers ===
+        pooling = LastTokenPooling(name="last_token")
+        classifier_dropout = keras.layers.Dropout(dropout, name="classifier_dropout")
+        head = keras.layers.Dense(
+            num_classes, kernel_initializer=keras.initializers.RandomNormal(stddev=INITIALIZER_RANGE), name="classifier"
+        )  # W_y
+        # === Functional Model ===
+        token_ids = keras.Input((None,), dtype="int32", name="token_ids")
+        padding_mask = keras.Input((None,), dtype="bool", name="padding_mask")
+        hidden = backbone(token_ids)  # (B, T, D)
+        logits = head(classifier_dropout(pooling(hidden, padding_mask)))  # h_l^m W_y, (B, K)
+        lm_logits = backbone.token_embedding(hidden, reverse=True)  # (B, T, V), for L_1
+        super().__init__(
+            inputs={"token_ids": token_ids, "padding_mask": padding_mask},
+            outputs={"logits": logits, "lm_logits": lm_logits},
+            **kwargs,
+        )
+        # === Config ===
+        self.backbone = backbone
+        self.num_classes = num_classes
+        self.lm_weight = float(lm_weight)
+        self.dropout = dropout
+        self.task_loss_tracker = keras.metrics.Mean(name="task_loss")
+        self.lm_loss_tracker = keras.metrics.Mean(name="lm_loss")
+        self.accuracy_tracker = keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+
+    # --- the objective, eq. (5) ------------------------------------------------------------
+    def losses_of(self, x, y, y_pred):
+        """(L_2, L_1): mean task cross-entropy and mean next-token cross-entropy over real tokens."""
+        task = ops.mean(keras.losses.sparse_categorical_crossentropy(y, y_pred["logits"], from_logits=True))
+        ids, mask = x["token_ids"], ops.cast(x["padding_mask"], "float32")
+        token_ce = keras.losses.sparse_categorical_crossentropy(
+            ids[:, 1:], y_pred["lm_logits"][:, :-1], from_logits=True
+        )  # (B, T-1): predict u_i from u_<i
+        weights = mask[:, 1:]
+        lm = ops.sum(token_ce * weights) / ops.maximum(ops.sum(weights), 1.0)
+        return task, lm
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        if sample_weight is not None:
+            raise ValueError("GPTClassifier's loss is GPT-1's eq. (5); sample_weight is not supported.")
+        task, lm = self.losses_of(x, y, y_pred)
+        loss = task + self.lm_weight * lm  # L_3 = L_2 + lambda L_1
+        if self.losses:
+            loss = loss + ops.sum(self.losses)
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        task, lm = self.losses_of(x, y, y_pred)
+        self.task_loss_tracker.update_state(task)
+        self.lm_loss_tracker.update_state(lm)
+        self.accuracy_tracker.update_state(y, y_pred["logits"])
+        return super().compute_metrics(x, y, y_pred, sample_weight)
+
+    def compile(self, optimizer=None, loss=None, total_steps=1000, learning_rate=6.25e-5, **kwargs):
+        """GPT-1's fine-tuning optimizer unless `optimizer` is given; the loss is always eq. (5)."""
+        if loss is not None:
+            raise ValueError("GPTClassifier.compile takes no loss: the objective is GPT-1's eq. (5).")
+        if optimizer is None:
+            optimizer = fine_tuning_optimizer(total_steps, learning_rate)
+        super().compile(optimizer=optimizer, **kwargs)
+
+    def compile_from_config(self, config):
+        restore_compile(self, config)
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable,
+                "backbone": keras.saving.serialize_keras_object(self.backbone),
+                "num_classes": self.num_classes, "lm_weight": self.lm_weight, "dropout": self.dropout}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
