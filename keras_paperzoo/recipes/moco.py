@@ -49,6 +49,7 @@ def queue_size_for(preset_size, batch_size, num_images):
 def run(args, extra_callbacks=()):
     import keras
 
+    from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
     from keras_paperzoo.callbacks.knn_monitor import KNNMonitor
     from keras_paperzoo.data import load_dataset
     from keras_paperzoo.data.augmentation import per_channel_statistics
@@ -97,7 +98,8 @@ def run(args, extra_callbacks=()):
 
     labelled = y_train is not None and y_test is not None
     k = min(200, len(x_train))
-    callbacks = [batches.epoch_callback(), keras.callbacks.TerminateOnNaN()]
+    # Views and key permutations drawn from (seed, epoch): a --resume'd run repeats them.
+    callbacks = [batches.epoch_callback(), EpochSeeds(args.seed), keras.callbacks.TerminateOnNaN()]
     encoder = moco.encoder
     probe_epochs = getattr(args, "probe_epochs", None) or 100
     train, test = (normalized_train, y_train), (normalized_test, y_test)

@@ -21,8 +21,23 @@ def _args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
+class _SeedStates(keras.callbacks.Callback):
+    """The model's SeedGenerator states when an epoch starts (after the recipe's callbacks)."""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        from keras_paperzoo.callbacks.epoch_seeds import seed_generator_states
+
+        self.states = [np.asarray(keras.ops.convert_to_numpy(v)) for v in seed_generator_states(self.model)]
+
+
 def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
-    metrics = moco_recipe.run(_args(tmp_path))
+    seeds = _SeedStates()
+    metrics = moco_recipe.run(_args(tmp_path), extra_callbacks=[seeds])
+    # Views and key permutations drawn from (seed, epoch), so that --resume repeats them (EpochSeeds):
+    # the key permutation's generator and the five of the v2 augmentation.
+    assert len(seeds.states) == 6
+    for index, state in enumerate(seeds.states):
+        np.testing.assert_array_equal(state, np.random.default_rng([0, 0, index]).integers(0, 2**31, size=2))
     saved = json.loads((tmp_path / "metrics.json").read_text())
     for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
                  "linear_probe_accuracy_at_init"):

@@ -15,6 +15,7 @@ from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_
 from keras_paperzoo.training.ema import ema_update
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
+from keras_paperzoo.training.shuffle_bn import grouped_call
 from keras_paperzoo.training.compile_state import restore_compile
 
 DEFAULT_TEMPERATURE = {1: 0.07, 2: 0.2}  # MoCo v1 Sec. 4 / MoCo v2 ("--moco-t 0.2")
@@ -57,15 +58,32 @@ class MoCo(keras.Model):
     JAX threads them through `fit`, and `.keras` files and `BackupAndRestore`
     keep them.
 
-    Shuffle-BN on one device: the authors run 8 GPUs, each normalising its own
-    32 samples, and shuffle the key batch across GPUs. Here each batch is split
-    into `shuffle_bn_splits` groups that go through the encoder one at a time, so
+    Shuffle-BN: the authors run 8 GPUs, each normalising its own 32 samples,
+    and shuffle the key batch across GPUs. Here each batch is split into
+    `shuffle_bn_splits` groups that go through the encoder one at a time, so
     batch norm sees each group's statistics: in the given order for the
-    queries, after a random permutation (undone afterwards) for the keys (the
-    authors' CIFAR demo does the same with a `SplitBatchNorm`). Backbones
-    without batch norm are unaffected. The batch size must be divisible by
-    `shuffle_bn_splits`, and `queue_size` by the batch size (a partial last
-    batch would break the ring: drop it).
+    queries, after a random permutation of the whole batch (undone afterwards)
+    for the keys (`training/shuffle_bn.py`; the authors' CIFAR demo does the
+    same on one device with a `SplitBatchNorm`). Backbones without batch norm
+    are unaffected. The batch size must be divisible by `shuffle_bn_splits`,
+    and `queue_size` by the batch size (a partial last batch would break the
+    ring: drop it).
+
+    Under `keras.distribution.DataParallel` (JAX) the batch is sharded over
+    the devices and `fit` runs unchanged. Keras's batch norm then normalises
+    over the global batch (measured: synchronised statistics, not the per-GPU
+    ones whose leak Shuffling BN fixes), so the per-GPU statistics come from
+    the groups: set
+    `shuffle_bn_splits` to the number of devices (or a multiple) and each
+    group lies on one device. The key permutation then moves samples between
+    devices (XLA's exchange) and the permuted batch is laid out over the
+    devices again. The groups alone decide the statistics: 4 devices give the
+    same loss, queue and weights as one device with 4 groups (tested, 1e-5).
+
+    Augmentations and the key permutation are drawn from the model's
+    `SeedGenerator`s, whose states no checkpoint holds; for runs resumed with
+    `BackupAndRestore`, add `keras_paperzoo.callbacks.epoch_seeds.EpochSeeds`
+    (as `paperzoo train moco` does), which sets them from (seed, epoch).
 
     Inference (`model(images)`, `predict`) returns q, the normalised query
     features; `model.encoder` is backbone + pooling, the representation that the
@@ -273,16 +291,8 @@ class MoCo(keras.Model):
     def _encode(self, encoder, images, training, shuffle):
         """encoder(images) with batch norm over `shuffle_bn_splits` groups while training."""
         splits = self.shuffle_bn_splits if training else 1
-        if splits == 1:
-            return encoder(images, training=training)
-        if shuffle:  # Shuffling BN (Sec. 3.3)
-            order = keras.random.shuffle(ops.arange(ops.shape(images)[0]), seed=self.shuffle_seed)  # (B,)
-            images = ops.take(images, order, axis=0)
-        groups = ops.split(images, splits, axis=0)  # G x (B / G, H, W, C)
-        outputs = ops.concatenate([encoder(g, training=training) for g in groups], axis=0)  # (B, C)
-        if shuffle:
-            outputs = ops.take(outputs, ops.argsort(order), axis=0)  # back to the batch order
-        return outputs
+        seed = self.shuffle_seed if shuffle else None  # Shuffling BN (Sec. 3.3) for the keys
+        return grouped_call(encoder, images, splits, training=training, shuffle_seed=seed)
 
     def _momentum_update(self):
         keys = [k for k, _ in self._momentum_pairs]

@@ -275,3 +275,34 @@ def test_any_keras_backbone_including_keras_hub():
     moco.compile(optimizer=keras.optimizers.SGD(0.01))
     check_fit(moco, _views(16), batch_size=8, epochs=1)
     assert int(_np(moco.queue_pointer)) == 0
+
+
+def test_resumed_run_draws_the_same_views_and_key_permutations(tmp_path):
+    """Interrupted after epoch 0 and resumed with BackupAndRestore: the uninterrupted run's end state.
+
+    The views (drawn inside the step from raw images) and the key permutation come from
+    SeedGenerators, which no checkpoint holds; EpochSeeds sets them from (seed, epoch)."""
+    from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
+
+    images = _views(16, seed=5)[0]
+
+    class Interrupt(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 0:
+                raise RuntimeError("interrupted")
+
+    def run(name, interrupt=False):
+        keras.utils.set_random_seed(0)  # the same initial weights in every run
+        moco = _moco(shuffle_bn_splits=2, momentum=0.9)  # augmentation "default", seed 0
+        moco.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9))
+        callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(7)]
+        callbacks += [Interrupt()] if interrupt else []
+        moco.fit(images, batch_size=8, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
+        return [_np(w) for w in moco.weights if "seed_generator" not in w.path]
+
+    straight = run("straight")
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run("broken", interrupt=True)
+    # (Without EpochSeeds the resumed epoch re-draws epoch 0's views and this fails.)
+    for a, b in zip(straight, run("broken")):  # queue, pointer, both encoders, BN statistics
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
