@@ -79,6 +79,8 @@ class MoCo(keras.Model):
     devices (XLA's exchange) and the permuted batch is laid out over the
     devices again. The groups alone decide the statistics: 4 devices give the
     same loss, queue and weights as one device with 4 groups (tested, 1e-5).
+    XLA still moves more data between devices than the paper's one exchange
+    (see `training/shuffle_bn.py`).
 
     Augmentations and the key permutation are drawn from the model's
     `SeedGenerator`s, whose states no checkpoint holds; for runs resumed with
