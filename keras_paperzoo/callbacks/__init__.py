@@ -1,5 +1,6 @@
 """Callbacks: monitors and pictures."""
 
+from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds, seed_generator_states
 from keras_paperzoo.callbacks.gan_pictures import SampleGrid, latent_interpolation
 from keras_paperzoo.callbacks.image_grid import image_grid, save_png
 from keras_paperzoo.callbacks.knn_monitor import KNNMonitor

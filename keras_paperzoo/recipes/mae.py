@@ -56,6 +56,7 @@ def _knn_accuracy(encoder, x_train, y_train, x_test, y_test):
 def run(args, extra_callbacks=()):
     import keras
 
+    from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
     from keras_paperzoo.callbacks.mae_reconstruction import MAEReconstruction
     from keras_paperzoo.data import load_dataset
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
@@ -79,7 +80,8 @@ def run(args, extra_callbacks=()):
 
     pictures = MAEReconstruction(x_test[:8], output_dir, seed=args.seed)
     callbacks = [
-        batches.epoch_callback(), keras.callbacks.TerminateOnNaN(), pictures,
+        # Masks drawn from (seed, epoch), so that --resume redraws the uninterrupted run's masks.
+        batches.epoch_callback(), EpochSeeds(args.seed), keras.callbacks.TerminateOnNaN(), pictures,
         common.checkpoint_callback(output_dir), *extra_callbacks,
     ]
     with common.Timer() as timer:

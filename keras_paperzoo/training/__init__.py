@@ -12,4 +12,5 @@ from keras_paperzoo.training.schedules import (
     WarmupCosineDecay,
 )
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+from keras_paperzoo.training.shuffle_bn import batch_sharded, grouped_call
 from keras_paperzoo.training.step import MultiOptimizerTrainer, apply_gradient_update
