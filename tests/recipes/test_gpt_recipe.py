@@ -58,3 +58,32 @@ def test_gpt_recipe_rejects_bad_requests_and_text_files_load(tmp_path):
         recipe.run(_args(tmp_path, dataset=str(path), output_dir=str(tmp_path / "c")))
     path.write_text("héllo\n" * 3, encoding="utf-8")
     assert load_text(path) == "héllo\n" * 3
+
+
+def test_shakespeare_application_runs_a_tiny_budget_and_reports_beside_the_published_figure(
+    tmp_path, monkeypatch, shared_data
+):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "applications" / "gpt_shakespeare.py"
+    spec = importlib.util.spec_from_file_location("_app_gpt_shakespeare", path)
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    text = tmp_path / "shakespeare_head.txt"  # the first 20,000 characters: the test stays short
+    text.write_text((shared_data / "tinyshakespeare.txt").read_text(encoding="utf-8")[:20_000], encoding="utf-8")
+    monkeypatch.setattr(recipe, "SAMPLE_LENGTH", 24)
+    tiny = dict(GPT_PRESETS["gpt_char_tiny"]["config"], num_layers=1, hidden_dim=32, intermediate_dim=64,
+                max_sequence_length=48)
+    monkeypatch.setitem(GPT_PRESETS, "gpt_char_test", {"description": "test", "config": tiny})
+    metrics = app.main(["--text", str(text), "--preset", "gpt_char_test", "--updates", "2", "--batch-size", "8",
+                        "--output-dir", str(tmp_path / "out")])
+    saved = json.loads((tmp_path / "out" / "gpt_shakespeare_metrics.json").read_text())
+    assert saved["published"]["validation_loss"] == 1.47 and saved["updates"] == 2
+    assert saved["unigram_loss"] < saved["uniform_loss"]  # character frequencies beat uniform
+    assert set(saved["claims"]) == {"below_uniform", "below_unigram"}
+    assert saved["claims"]["below_unigram"]["holds"] == (saved["validation_loss"] < saved["unigram_loss"])
+    markdown = (tmp_path / "out" / "gpt_shakespeare_results.md").read_text(encoding="utf-8")
+    assert "| 1.47 |" in markdown and "gpt_char_test" in markdown
+    assert app.unigram_loss(np.array([0, 0, 1]), np.array([0]), 2) == pytest.approx(-np.log(3 / 5))
+    assert metrics["validation_windows"] == (2000 - 1) // 48
