@@ -142,25 +142,29 @@ VISION_MODELS = {
 
 
 def resnet_forward_flops(stage_blocks, stage_filters, block_type="basic", stem="imagenet",
-                         shortcut="B", image_size=224, num_classes=1000, **_):
+                         shortcut="B", image_size=224, num_classes=1000, stem_filters=None, **_):
     """Forward FLOPs of one image through a ResNet v1 classifier, convs and the head only.
 
     Every conv (stem, block convs, projection shortcuts of option B/C) counts
     2 H' W' C_out C_in k^2; the linear head 2 C num_classes. Batch norm, ReLU, pooling,
     the shortcut additions and option A's zero padding are not counted. Strides as in
     `ResNetBackbone`: the first block of stages 2.. strides by 2 (bottleneck: in the 3x3).
-    Returns {"convs": ..., "head": ..., "total": ..., "layers": [(name, flops), ...]}.
+    `stem_filters`: the stem's width (default 64 for "imagenet", 16 for "cifar", as
+    `ResNetBackbone`). Returns {"convs": ..., "head": ..., "total": ..., "layers":
+    [(name, flops), ...]}.
     """
     layers = []
     size, channels = image_size, 3
     if stem == "imagenet":
+        width = stem_filters or 64
         size = _conv_out(size, 7, 2, 3)
-        layers.append(("stem_conv", conv2d_flops(size, size, channels, 64, 7)))
-        channels = 64
+        layers.append(("stem_conv", conv2d_flops(size, size, channels, width, 7)))
+        channels = width
         size = _conv_out(size, 3, 2, 1)  # max pool
     else:
-        layers.append(("stem_conv", conv2d_flops(size, size, channels, 16, 3)))
-        channels = 16
+        width = stem_filters or 16
+        layers.append(("stem_conv", conv2d_flops(size, size, channels, width, 3)))
+        channels = width
     expansion = 4 if block_type == "bottleneck" else 1
     for s, (blocks, filters) in enumerate(zip(stage_blocks, stage_filters), start=1):
         for b in range(1, blocks + 1):
@@ -198,18 +202,26 @@ def vit_forward_flops(patch_size, num_layers, hidden_dim, num_heads, mlp_dim, im
     """
     n = (image_size // patch_size) ** 2
     t = n + (1 if class_token else 0)
-    d, m = hidden_dim, mlp_dim
-    patch = 2 * n * patch_size * patch_size * 3 * d
-    qkv = 3 * dense_flops(t, d, d)
-    attention = 2 * (2 * t * t * d)
-    proj = dense_flops(t, d, d)
-    mlp = dense_flops(t, d, m) + dense_flops(t, m, d)
-    block = qkv + attention + proj + mlp
-    head = dense_flops(1, d, num_classes)
+    patch = 2 * n * patch_size * patch_size * 3 * hidden_dim
+    parts = transformer_block_flops(t, hidden_dim, mlp_dim)
+    block = parts.pop("total")
+    head = dense_flops(1, hidden_dim, num_classes)
     total = patch + num_layers * block + head
-    return {"patch_embedding": patch, "block": block, "block_parts": {
-        "qkv": qkv, "attention": attention, "proj": proj, "mlp": mlp},
-        "head": head, "tokens": t, "total": total}
+    return {"patch_embedding": patch, "block": block, "block_parts": parts,
+            "head": head, "tokens": t, "total": total}
+
+
+def transformer_block_flops(tokens, dim, mlp_dim):
+    """Forward matmul FLOPs of one Transformer block on `tokens` tokens of width `dim`.
+
+    q, k, v projections 3 x 2 T D D, scores Q K^T 2 T T D and weighted values A V
+    2 T T D (summed over heads), output projection 2 T D D, MLP 2 x 2 T D M.
+    """
+    t, d, m = tokens, dim, mlp_dim
+    parts = {"qkv": 3 * dense_flops(t, d, d), "attention": 2 * (2 * t * t * d),
+             "proj": dense_flops(t, d, d), "mlp": dense_flops(t, d, m) + dense_flops(t, m, d)}
+    parts["total"] = sum(parts.values())
+    return parts
 
 
 def vision_step_flops(model, batch_size):
@@ -225,6 +237,81 @@ def vision_step_flops(model, batch_size):
     return {"forward_per_image": forward, "batch_size": batch_size,
             "forward": forward * batch_size, "backward": 2 * forward * batch_size,
             "total": 3 * forward * batch_size}
+
+
+# The self-supervised steps of `ssl_step.py` (mirrors the keras-paperzoo presets it
+# builds: MoCo.from_preset("moco_cifar_resnet18", version=2, ...) and
+# MAE.from_preset("mae_vit_s16")).
+SSL_MODELS = {
+    "moco_v2": {"family": "moco", "backbone": {
+        "stage_blocks": (2, 2, 2, 2), "stage_filters": (64, 128, 256, 512), "block_type": "basic",
+        "stem": "cifar", "stem_filters": 64, "shortcut": "B", "image_size": 32},
+        "feature_dim": 512, "hidden_dim": 2048, "projection_dim": 128, "queue_size": 4096,
+        "temperature": 0.2, "momentum": 0.99, "bn_splits": 8, "image_size": 32},
+    "mae_vit_s16": {"family": "mae", "image_size": 224, "patch_size": 16, "num_layers": 12,
+                    "hidden_dim": 384, "num_heads": 6, "mlp_dim": 1536, "decoder_depth": 8,
+                    "decoder_dim": 512, "decoder_heads": 16, "decoder_mlp_dim": 2048,
+                    "mask_ratio": 0.75},
+}
+
+
+def moco_step_flops(batch_size, backbone, feature_dim, hidden_dim, projection_dim, queue_size, **_):
+    """FLOPs of one MoCo v2 training step (Algorithm 1), convs and matmuls only.
+
+    Encoder forward per image = backbone convs (`resnet_forward_flops`, no classifier)
+    + MLP head 2 (F H + H C). Query encoder: forward + backward (2 x forward); key
+    encoder: forward only (no gradient). Logits q k+ and q queue^T: 2 B (1 + K) C
+    forward, plus the same again backward for dL/dq (k and the queue are constants).
+    BN, pooling, the normalisation, the loss, the momentum update (2 x params) and
+    the optimizer update are not counted.
+    """
+    convs = resnet_forward_flops(**backbone)["convs"]
+    head = dense_flops(1, feature_dim, hidden_dim) + dense_flops(1, hidden_dim, projection_dim)
+    encoder = convs + head
+    logits = dense_flops(batch_size, projection_dim, 1 + queue_size)
+    query = 3 * encoder * batch_size
+    key = encoder * batch_size
+    total = query + key + 2 * logits
+    return {"encoder_forward_per_image": encoder, "backbone_forward_per_image": convs,
+            "head_forward_per_image": head, "batch_size": batch_size, "query_encoder": query,
+            "key_encoder": key, "logits": 2 * logits, "total": total,
+            "description": f"B x (3 x {encoder / 1e9:.4f} query fwd+bwd + 1 x key fwd) + "
+                           f"logits 2 x {logits / 1e9:.3f}"}
+
+
+def mae_step_flops(batch_size, image_size, patch_size, num_layers, hidden_dim, mlp_dim,
+                   decoder_depth, decoder_dim, decoder_mlp_dim, mask_ratio, channels=3, **_):
+    """FLOPs of one MAE pre-training step (Sec. 3), matmuls only; backward = 2 x forward.
+
+    Per image, forward: the patch embedding of all N patches (2 N P^2 C D; both
+    implementations embed every patch, then drop the masked ones), the encoder's
+    blocks on 1 + K tokens (K = N (1 - mask_ratio) visible, class token kept), the
+    decoder embedding 2 (1 + K) D d, the decoder's blocks on 1 + N tokens, and the
+    pixel predictor 2 (1 + N) d P^2 C (both compute it for the class token too).
+    Layer norms, softmax, GELU, masking, gathers and the loss are not counted.
+    """
+    n = (image_size // patch_size) ** 2
+    k = int(n * (1 - mask_ratio))
+    pixels = patch_size * patch_size * channels
+    patch = 2 * n * pixels * hidden_dim
+    encoder = num_layers * transformer_block_flops(1 + k, hidden_dim, mlp_dim)["total"]
+    decoder_embed = dense_flops(1 + k, hidden_dim, decoder_dim)
+    decoder = decoder_depth * transformer_block_flops(1 + n, decoder_dim, decoder_mlp_dim)["total"]
+    predictor = dense_flops(1 + n, decoder_dim, pixels)
+    forward = patch + encoder + decoder_embed + decoder + predictor
+    return {"forward_per_image": forward, "patch_embedding": patch, "encoder_blocks": encoder,
+            "decoder_embed": decoder_embed, "decoder_blocks": decoder, "predictor": predictor,
+            "visible_tokens": k, "batch_size": batch_size, "forward": forward * batch_size,
+            "total": 3 * forward * batch_size,
+            "description": f"3 x {forward / 1e9:.4f} GFLOP x {batch_size} (encoder on {1 + k} "
+                           f"tokens, decoder on {1 + n})"}
+
+
+def ssl_step_flops(model, batch_size):
+    """FLOPs of one training step of an `SSL_MODELS` entry (`moco_step_flops` / `mae_step_flops`)."""
+    config = SSL_MODELS[model]
+    count = moco_step_flops if config["family"] == "moco" else mae_step_flops
+    return count(batch_size, **config)
 
 
 def summarize(values):

@@ -274,14 +274,15 @@ def rate_fmt(x):
     return turns.fmt(x, ".2f" if isinstance(x, (int, float)) and x < 10 else ".1f")
 
 
-def report(model, results, margs, peak_gflops):
+def report(model, results, margs, peak_gflops, flops=None):
     """Print this model's table; add images/s, ratios and MFU to `results`.
 
     "vs ref" divides by the reference's rate in the same kind of turn: Keras fit() by
     the reference loop timed in the fit turns, the bare step by the reference loop
-    timed in the step turns (fit and step turns alternate).
+    timed in the step turns (fit and step turns alternate). `flops`: the step's count
+    (a dict with "total" and "description"); default `common.vision_step_flops`.
     """
-    flops = common.vision_step_flops(model, margs.batch_size)
+    flops = flops or common.vision_step_flops(model, margs.batch_size)
     peak = peak_gflops * 1e9
     b = margs.batch_size
     ref = results.get(REFERENCE, {})
@@ -320,9 +321,10 @@ def report(model, results, margs, peak_gflops):
           f"optimizer {margs.optimizer!r}, "
           + (f"--threads {margs.threads}" if margs.threads else "framework default threads"))
     print(turns.table(header, rows))
-    print(f"FLOPs per step: 3 x {flops['forward_per_image'] / 1e9:.4f} GFLOP x {b} = "
-          f"{flops['total'] / 1e9:.2f} GFLOP (convs/matmuls, bwd = 2 x fwd); MFU of the "
-          f"fit() rate vs {peak_gflops:.0f} GFLOP/s. Reference 'bare' = its loop in the step turns.")
+    how = flops.get("description") or f"3 x {flops['forward_per_image'] / 1e9:.4f} GFLOP x {b}"
+    print(f"FLOPs per step: {how} = {flops['total'] / 1e9:.2f} GFLOP (convs/matmuls, bwd = 2 x "
+          f"fwd); MFU of the fit() rate vs {peak_gflops:.0f} GFLOP/s. Reference 'bare' = its loop "
+          "in the step turns.")
     for run in margs.runs:
         r = results.get(run, {})
         extra = [r.get("model", ""), r.get("optimizer", ""), f"{r.get('params', 0):,} trainable params"]
