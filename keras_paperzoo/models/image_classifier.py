@@ -6,6 +6,19 @@ from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
 from keras_paperzoo.training.compile_state import restore_compile
 
+# ResNet's classifier (He et al. 2016: global average pooling, then a fully connected
+# layer with softmax; Sec. 3.4 and 4.2). The paper initialises "as in [13]" (He et al.
+# 2015), whose std sqrt(2 / fan) is derived for ReLU convolutions (ResNetBackbone does
+# that); for the final linear layer it leaves the choice open. We take N(0, 0.01), the
+# classifier initialisation of the Caffe-era papers the ResNet recipe descends from
+# (AlexNet Sec. 5, VGG Sec. 3.1), because it starts the softmax near uniform (loss
+# ~ log K). The alternatives do not: a v1 residual stream grows with depth (the
+# pooled CIFAR ResNet-56 features have rms ~2.7 and are mostly a common positive
+# offset), so Keras's glorot_uniform (std 0.16 for 64 -> 10) starts ResNet-20 / 56 at a
+# loss of ~4.2 / 4.8 and torch's Linear default U(+-1/sqrt(64)) at ~2.6 / 3.3 (5 seeds,
+# one batch of normalised CIFAR-10; applications/results/resnet_cifar_results.md).
+RESNET_HEAD_INITIALIZER = {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.01}}
+
 # Each paper's optimisation recipe, by backbone class (the `compile()` defaults).
 # Step drops are placed at fractions of the run so that shorter runs keep the
 # paper's shape; where the paper divided "when the validation error stopped
@@ -23,10 +36,12 @@ PAPER_RECIPES = {
     "ResNetBackbone": {  # He et al. 2016, Sec. 3.4 (ImageNet)
         "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9, "l2": 1e-4,
         "drops": (1 / 3, 2 / 3), "epochs": 90, "batch_size": 256,
+        "head_initializer": RESNET_HEAD_INITIALIZER,
     },
     "ResNetBackbone/cifar": {  # He et al. 2016, Sec. 4.2: /10 at 32k and 48k, stop at 64k
         "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9, "l2": 1e-4,
         "drops": (0.5, 0.75), "total_steps": 64000, "batch_size": 128,
+        "head_initializer": RESNET_HEAD_INITIALIZER,
     },
     "ViTBackbone": {  # Dosovitskiy et al. 2021, Sec. 4.1 and Table 3 (ImageNet from scratch)
         "optimizer": "adamw", "learning_rate": 3e-3, "beta_2": 0.999, "weight_decay": 0.3,
@@ -39,22 +54,38 @@ PAPER_RECIPES = {
 }
 
 
-def paper_recipe(backbone, fine_tune=False):
-    """The recipe entry of PAPER_RECIPES for this backbone (see its comments)."""
+def _recipe_name(backbone, fine_tune=False):
     name = type(backbone).__name__
     if name == "ResNetBackbone" and getattr(backbone, "stem", None) == "cifar":
         name = "ResNetBackbone/cifar"
     if name == "ViTBackbone" and fine_tune:
         name = "ViTBackbone/fine_tune"
-    return dict(PAPER_RECIPES.get(name, PAPER_RECIPES["ResNetBackbone"]))
+    return name
 
 
-def paper_optimizer(backbone, steps_per_epoch=None, epochs=None, fine_tune=False):
+def paper_recipe(backbone, fine_tune=False):
+    """The recipe entry of PAPER_RECIPES for this backbone (see its comments)."""
+    return dict(PAPER_RECIPES.get(_recipe_name(backbone, fine_tune), PAPER_RECIPES["ResNetBackbone"]))
+
+
+def head_initializer(backbone):
+    """The paper's classifier-kernel initialiser for `backbone`; Keras's default
+    (glorot_uniform) for backbones without a recipe entry that names one."""
+    recipe = PAPER_RECIPES.get(_recipe_name(backbone), {})
+    return keras.initializers.get(recipe.get("head_initializer", "glorot_uniform"))
+
+
+def paper_optimizer(backbone, steps_per_epoch=None, epochs=None, fine_tune=False, warmup_steps=0):
     """The paper's optimizer and schedule for `backbone`, fitted to the run's length.
 
     Args:
         steps_per_epoch, epochs: the run's length; when omitted, the paper's.
         fine_tune: ViT only: the fine-tuning recipe (SGD, cosine) instead of Adam.
+        warmup_steps: SGD step recipes only: train at lr / 10 for this many updates
+            first, then follow the step schedule. He et al. 2016, Sec. 4.2 does this for
+            ResNet-110 on CIFAR ("0.01 to warm up the training until the training error is
+            below 80% (about 400 iterations), and then go back to 0.1"), because 0.1 is
+            too large to start converging; the paper's default is 0 (no warm-up).
     """
     recipe = paper_recipe(backbone, fine_tune)
     if steps_per_epoch and epochs:
@@ -67,7 +98,23 @@ def paper_optimizer(backbone, steps_per_epoch=None, epochs=None, fine_tune=False
     if kind == "sgd":
         boundaries = sorted({max(1, int(total * f)) for f in recipe["drops"]})
         schedule = StepDecay(recipe["learning_rate"], boundaries=boundaries, factor=0.1)
+        if warmup_steps:
+            if not (isinstance(warmup_steps, int) and 0 < warmup_steps < boundaries[0]):
+                raise ValueError(
+                    f"warmup_steps should be an int between 0 and the first lr drop "
+                    f"(update {boundaries[0]} of {total}); got {warmup_steps!r}."
+                )
+            lr = recipe["learning_rate"]
+            # lr / 10 for updates 0 .. warmup_steps - 1, then lr, then / 10 from each drop on
+            # (PiecewiseConstantDecay switches after a boundary, StepDecay at it: hence the -1).
+            schedule = keras.optimizers.schedules.PiecewiseConstantDecay(
+                [warmup_steps - 1] + [b - 1 for b in boundaries],
+                [lr * 0.1, lr] + [lr * 0.1 ** (i + 1) for i in range(len(boundaries))],
+            )
         return ScheduledMomentumSGD(schedule, momentum=recipe["momentum"], l2=recipe["l2"])
+    if warmup_steps:
+        raise ValueError(f"warmup_steps={warmup_steps!r}: only the SGD step recipes take it; "
+                         f"the {kind!r} recipe has its own warmup.")
     warmup = min(recipe["warmup_steps"], max(total // 10, 1))
     schedule = WarmupCosineDecay(recipe["learning_rate"], warmup_steps=warmup, total_steps=max(total, warmup))
     if kind == "sgd_cosine":
@@ -86,6 +133,10 @@ class ImageClassifier(keras.Model):
     drops; ViT AdamW with warmup and cosine decay and gradient clipping at global
     norm 1 (the paper decays linearly or by cosine; we use cosine).
     Label smoothing: none of these papers used it, so the default is 0.
+    `compile(warmup_steps=...)` adds He et al.'s lr / 10 warm-up to the SGD step recipes
+    (`paper_optimizer`). The classifier kernel starts from the paper's initialiser
+    where the recipe names one (ResNet: N(0, 0.01), see `RESNET_HEAD_INITIALIZER`),
+    else Keras's glorot_uniform.
 
     Args:
         backbone: a Keras model mapping images to (B, D) features or (B, h, w, C) maps.
@@ -98,7 +149,8 @@ class ImageClassifier(keras.Model):
     ```python
     backbone = ResNetBackbone.from_preset("resnet20_cifar")
     model = ImageClassifier(backbone, num_classes=10)
-    model.compile(steps_per_epoch=391, epochs=164)
+    model.compile(steps_per_epoch=391, epochs=164)  # the paper's 64k updates
+    model.compile(steps_per_epoch=391, epochs=164, warmup_steps=400)  # as for ResNet-110
     ```
     """
 
@@ -110,7 +162,9 @@ class ImageClassifier(keras.Model):
         # === Layers ===
         pool = keras.layers.GlobalAveragePooling2D(name="avg_pool")
         drop = keras.layers.Dropout(dropout, name="head_dropout")
-        head = keras.layers.Dense(num_classes, activation=activation, name="predictions")
+        head = keras.layers.Dense(
+            num_classes, activation=activation, kernel_initializer=head_initializer(backbone), name="predictions"
+        )
         # === Functional Model ===
         inputs = keras.Input(backbone.input_shape[1:], name="images")
         features = backbone(inputs)
@@ -130,9 +184,9 @@ class ImageClassifier(keras.Model):
         self.activation = activation
 
     def compile(self, optimizer=None, loss=None, metrics=None, steps_per_epoch=None, epochs=None,
-                fine_tune=False, label_smoothing=0.0, **kwargs):
+                fine_tune=False, label_smoothing=0.0, warmup_steps=0, **kwargs):
         if optimizer is None:
-            optimizer = paper_optimizer(self.backbone, steps_per_epoch, epochs, fine_tune)
+            optimizer = paper_optimizer(self.backbone, steps_per_epoch, epochs, fine_tune, warmup_steps)
         if loss is None:
             from_logits = self.activation is None
             if label_smoothing:

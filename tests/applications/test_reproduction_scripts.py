@@ -63,7 +63,7 @@ def test_both_scripts_run_a_tiny_budget_and_write_their_reports(tmp_path, resnet
     common = ["--dataset", "digits", "--train-images", "64", "--test-images", "40", "--epochs", "2",
               "--batch-size", "32", "--backend", keras.backend.backend(), "--output-dir", str(tmp_path),
               "--verbose", "0"]
-    assert resnet_cifar.main(common + ["--nets", "resnet20_cifar"]) == 0
+    assert resnet_cifar.main(common + ["--nets", "resnet20_cifar", "--warmup-steps", "1"]) == 0
     metrics = json.loads((tmp_path / "resnet_cifar_metrics.json").read_text())
     run = metrics["nets"]["resnet20_cifar"]
     assert run["parameters"] == 271_098  # Table 6's 0.27M with the 10-way head
@@ -71,6 +71,7 @@ def test_both_scripts_run_a_tiny_budget_and_write_their_reports(tmp_path, resnet
     assert 0.0 <= run["test_error_percent"] <= 100.0
     budget = metrics["budget"]
     assert (budget["train_images"], budget["test_images"], budget["epochs"], budget["batch_size"]) == (64, 40, 2, 32)
+    assert (budget["steps_per_epoch"], budget["warmup_steps"]) == (2, 1)  # 64 / 32 images; lr 0.01 for 1 update
     assert budget["backend"] == keras.backend.backend()
     assert "| ResNet-20 | 271,098 | 8.75 |" in (tmp_path / "resnet_cifar_results.md").read_text()
     assert Image.open(tmp_path / "resnet_cifar_training_error.png").size == (960, 440)
@@ -91,3 +92,6 @@ def test_scripts_refuse_a_missing_dataset_and_unknown_nets(tmp_path, resnet_cifa
         resnet_cifar.main(["--dataset", str(tmp_path / "absent.zip"), "--output-dir", str(tmp_path)])
     with pytest.raises(SystemExit):
         resnet_cifar.main(["--nets", "resnet18", "--output-dir", str(tmp_path)])
+    with pytest.raises(SystemExit):  # the warm-up must end before the first drop (update 8 of 16)
+        resnet_cifar.main(["--dataset", "digits", "--train-images", "64", "--batch-size", "8", "--epochs", "2",
+                           "--warmup-steps", "8", "--backend", keras.backend.backend(), "--output-dir", str(tmp_path)])
