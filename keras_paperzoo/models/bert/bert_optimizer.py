@@ -25,7 +25,9 @@ PAPER_WARMUP_STEPS = 10_000
 FINE_TUNING_LEARNING_RATES = (5e-5, 3e-5, 2e-5)
 
 
-@keras.saving.register_keras_serializable(package="keras_paperzoo")
+# Registered as "BertWarmupLinearDecay": GPT's fine-tuning module registers another
+# "keras_paperzoo>WarmupLinearDecay", and Keras lets the last import win silently.
+@keras.saving.register_keras_serializable(package="keras_paperzoo", name="BertWarmupLinearDecay")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warmup from 0 to `peak_learning_rate` over `warmup_steps`, then linear decay to 0 at `total_steps`.
 

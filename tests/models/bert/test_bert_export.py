@@ -1,0 +1,42 @@
+"""BERT exports: the classifier to a SavedModel and the backbone to LiteRT, token-id inputs, within 1e-4 of Keras."""
+
+import numpy as np
+import pytest
+
+import keras
+
+import keras_paperzoo.models as paperzoo_models
+from keras_paperzoo.export import export_model
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone
+from keras_paperzoo.models.bert.bert_classifier import BertClassifier
+
+TINY = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=16)
+
+# On JAX and PyTorch the export runs in a TensorFlow child process that loads the model
+# from a .keras file, so the BERT classes must be registered by `import keras_paperzoo.models`.
+needs_registration = pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow" and not hasattr(paperzoo_models, "BertClassifier"),
+    reason="the export child process needs BertClassifier exported from keras_paperzoo.models",
+)
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    padding_mask = np.ones((3, 12), "int32")
+    padding_mask[1, 8:] = 0
+    return {
+        "token_ids": rng.integers(0, 50, size=(3, 12)).astype("int32") * padding_mask,
+        "segment_ids": np.concatenate([np.zeros((3, 6), "int32"), np.ones((3, 6), "int32")], 1) * padding_mask,
+        "padding_mask": padding_mask,
+    }
+
+
+@needs_registration
+def test_classifier_to_saved_model_and_backbone_to_litert(tmp_path):
+    keras.utils.set_random_seed(0)
+    backbone = BertBackbone(**TINY)
+    classifier = BertClassifier(backbone, num_classes=2)
+    result = export_model(classifier, str(tmp_path / "classifier_sm"), format="saved_model", sample_inputs=_inputs())
+    assert result.ok, result
+    result = export_model(backbone, str(tmp_path / "backbone.tflite"), format="litert", sample_inputs=_inputs())
+    assert result.ok, result
