@@ -1,0 +1,158 @@
+"""`paperzoo train transformer`: translation with the Transformer (Vaswani et al. 2017), BLEU on the test set.
+
+Data (`--dataset`):
+- `toy` (default): German -> English pairs generated from templates
+  (`data.translation_toy`), 4,000 training and 200 test pairs; runs in minutes on a CPU.
+- a Multi30k folder (e.g. `../shared/data/multi30k`) with `train`, `val` and
+  `test_2016_flickr` `.de` / `.en` files (gzip or plain): German -> English, BLEU on
+  test_2016_flickr.
+
+What follows the paper: a subword vocabulary shared by both languages and learned on the
+training sentences (Sec. 5.1; WordPiece here, see `transformer_tokenizer`), shared
+embeddings tied to the softmax projection, label smoothing 0.1, Adam(0.9, 0.98, 1e-9)
+on the eq. (3) schedule, beam search with beam 4 and length penalty 0.6 (Sec. 6.1),
+sacreBLEU on detokenized output.
+
+What is scaled to a CPU, and why: the model (`--preset transformer_tiny` for toy,
+`transformer_small` for Multi30k, either can be the paper's `transformer_base`); the
+vocabulary (8,000 for Multi30k's 29k pairs, not 37,000); and the warmup, which is 10 %
+of the run's updates (at most the paper's 4,000), with the schedule scaled so that its
+peak is the paper's base-model peak, 512^-0.5 * 4000^-0.5 = 7.0e-4 (a short run would
+otherwise spend itself warming up). No checkpoint averaging.
+"""
+
+import math
+import pathlib
+
+import numpy as np
+
+from keras_paperzoo.recipes.common import RecipeError
+
+PAPER_BLEU = "27.3 / 28.4 BLEU (base / big, WMT14 EN-DE, Vaswani et al. 2017 Table 2)"
+MULTI30K_REFERENCE = "mid-30s BLEU for small Transformers on Multi30k de-en test_2016_flickr (shared/data/README.md)"
+PAPER_PEAK_RATE = 512**-0.5 * 4000**-0.5
+DEFAULT_UPDATES = {"toy": 1500, "multi30k": 6000}
+
+
+def load_corpus(dataset, seed):
+    """(name, train pairs, validation pairs, test pairs) for `--dataset`."""
+    from keras_paperzoo.data.translation import load_multi30k
+    from keras_paperzoo.data.translation_toy import toy_translation_corpus
+
+    if dataset in (None, "toy"):
+        train = toy_translation_corpus(4000, seed=seed)
+        valid = toy_translation_corpus(200, seed=seed + 1)
+        test = toy_translation_corpus(200, seed=seed + 2)
+        return "toy", train, valid, test
+    folder = pathlib.Path(dataset)
+    if not folder.is_dir():
+        raise RecipeError(
+            f"--dataset {dataset!r} is neither 'toy' nor a folder of Multi30k files (train.de.gz, train.en.gz, ...)."
+        )
+    try:
+        return ("multi30k", load_multi30k(folder, "train"), load_multi30k(folder, "val"),
+                load_multi30k(folder, "test_2016_flickr"))
+    except (FileNotFoundError, ValueError) as error:
+        raise RecipeError(f"--dataset {dataset}: {error}") from error
+
+
+def run(args):
+    """`paperzoo train transformer`: `--dataset toy` or a Multi30k folder; see the module docstring."""
+    corpus = load_corpus(args.dataset, args.seed)
+    return train_and_evaluate(
+        corpus, args.output_dir, preset=args.preset, batch_size=args.batch_size, epochs=args.epochs,
+        steps_per_epoch=args.steps_per_epoch, seed=args.seed, resume=args.resume, verbose=args.verbose,
+    )
+
+
+def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=None, steps_per_epoch=None,
+                       seed=0, resume=False, verbose=1, vocabulary_size=None, beam_size=4):
+    """Learn the shared vocabulary, train, save, translate the test sentences with beam search, BLEU.
+
+    `corpus` is `(name, (train_src, train_tgt), (valid_src, valid_tgt), (test_src, test_tgt))`
+    as from `load_corpus`. Returns the metrics also written to OUTPUT_DIR/metrics.json.
+    """
+    import keras
+
+    from keras_paperzoo.data.translation import encode_pairs, translation_batches
+    from keras_paperzoo.evaluation.bleu import corpus_bleu
+    from keras_paperzoo.models.transformer.transformer_presets import TRANSFORMER_PRESETS
+    from keras_paperzoo.models.transformer.transformer_tokenizer import learn_vocabulary, make_tokenizer
+    from keras_paperzoo.models.transformer.transformer_translator import TransformerTranslator, paper_optimizer
+    from keras_paperzoo.recipes import common
+
+    name, (train_src, train_tgt), (valid_src, valid_tgt), (test_src, test_tgt) = corpus
+    preset = preset or ("transformer_tiny" if name == "toy" else "transformer_small")
+    if preset not in TRANSFORMER_PRESETS:
+        raise RecipeError(f"Unknown --preset {preset!r}; available: {', '.join(sorted(TRANSFORMER_PRESETS))}.")
+    batch_size = batch_size or (64 if name == "toy" else 128)
+
+    keras.utils.set_random_seed(seed)
+    output_dir = common.prepare_output_dir(output_dir, resume)
+    with common.Timer() as vocab_timer:
+        target_size = vocabulary_size or (1000 if name == "toy" else TRANSFORMER_PRESETS[preset]["config"]["vocabulary_size"])
+        vocabulary = learn_vocabulary(train_src + train_tgt, target_size)
+    tokenizer = make_tokenizer(vocabulary)
+    train = translation_batches(encode_pairs(tokenizer, train_src, train_tgt), batch_size, seed=seed)
+    valid = translation_batches(encode_pairs(tokenizer, valid_src, valid_tgt), batch_size, shuffle=False,
+                                drop_remainder=False)
+    batches_per_epoch = int(train.cardinality())
+    if batches_per_epoch < 1:
+        raise RecipeError(f"--batch-size {batch_size} is larger than the training set allows.")
+    if steps_per_epoch:
+        train = train.repeat()
+    steps_per_epoch = steps_per_epoch or batches_per_epoch
+    epochs = epochs or max(1, round(DEFAULT_UPDATES.get(name, 3000) / steps_per_epoch))
+    total_updates = epochs * steps_per_epoch
+
+    translator = TransformerTranslator.from_preset(preset, tokenizer=tokenizer, vocabulary_size=len(vocabulary))
+    warmup = int(min(4000, max(1, total_updates // 10)))
+    hidden = translator.backbone.hidden_dim
+    translator.compile(optimizer=paper_optimizer(hidden, warmup, PAPER_PEAK_RATE * math.sqrt(hidden * warmup)))
+
+    callbacks = [keras.callbacks.TerminateOnNaN(), common.checkpoint_callback(output_dir)]
+    with common.Timer() as timer:
+        history = translator.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=valid,
+                                 callbacks=callbacks, verbose=verbose)
+    losses = history.history["loss"]
+    if not np.all(np.isfinite(losses)):
+        common.remove_checkpoint(output_dir)
+        raise RecipeError(f"Training diverged: the loss became {losses[-1]}; try another --seed or a smaller model.")
+    translator.save(output_dir / "model.keras")
+
+    with common.Timer() as decode_timer:
+        hypotheses = translator.translate(test_src, beam_size=beam_size, length_penalty=0.6, batch_size=100)
+    bleu = corpus_bleu(hypotheses, test_tgt)
+    (output_dir / "test_translations.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    metrics = {key: values[-1] for key, values in history.history.items()}
+    metrics.update(
+        {
+            "test_bleu": bleu["bleu"],
+            "test_bleu_signature": bleu["signature"],
+            "test_bleu_precisions": bleu["precisions"],
+            "test_brevity_penalty": bleu["brevity_penalty"],
+            "samples": [
+                {"source": s, "reference": r, "translation": h}
+                for s, r, h in list(zip(test_src, test_tgt, hypotheses))[:5]
+            ],
+            "paper_bleu": PAPER_BLEU,
+            "reference_bleu": MULTI30K_REFERENCE if name == "multi30k" else None,
+            "dataset": name,
+            "preset": preset,
+            "parameters": int(translator.count_params()),
+            "vocabulary_size": len(vocabulary),
+            "train_pairs": len(train_src),
+            "test_pairs": len(test_src),
+            "epochs": epochs,
+            "steps_per_epoch": steps_per_epoch,
+            "batch_size": batch_size,
+            "warmup_steps": warmup,
+            "beam_size": beam_size,
+            "backend": keras.backend.backend(),
+            "vocabulary_seconds": round(vocab_timer.seconds, 2),
+            "train_seconds": round(timer.seconds, 2),
+            "decode_seconds": round(decode_timer.seconds, 2),
+        }
+    )
+    common.write_metrics(output_dir, metrics)
+    return metrics
