@@ -1,0 +1,28 @@
+"""applications/transformer_multi30k.py: a tiny budget on real Multi30k pairs writes its report."""
+
+import importlib.util
+import json
+import pathlib
+
+import keras
+import pytest
+
+APPLICATIONS = pathlib.Path(__file__).resolve().parents[2] / "applications"
+
+
+def test_tiny_budget_writes_metrics_and_results(tmp_path, shared_data):
+    pytest.importorskip("sacrebleu")
+    spec = importlib.util.spec_from_file_location("_app_transformer_multi30k", APPLICATIONS / "transformer_multi30k.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    metrics = app.main([
+        "--data", str(shared_data / "multi30k"), "--preset", "transformer_tiny", "--updates", "2",
+        "--batch-size", "16", "--train-pairs", "64", "--test-pairs", "3", "--beam-size", "2",
+        "--vocabulary-size", "300", "--output-dir", str(tmp_path), "--verbose", "0",
+    ])
+    saved = json.loads((tmp_path / "transformer_multi30k_metrics.json").read_text())
+    assert saved["total_updates"] == 2 and saved["test_pairs"] == 3 and saved["train_pairs"] == 64
+    assert saved["dataset"] == "multi30k" and saved["backend"] == keras.backend.backend()
+    assert saved["samples"][0]["reference"].startswith("A man in an orange hat")
+    report = (tmp_path / "transformer_multi30k_results.md").read_text()
+    assert f"| {metrics['test_bleu']:.2f} |" in report and "mid-30s" in report
