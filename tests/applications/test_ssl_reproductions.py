@@ -1,0 +1,108 @@
+"""applications/moco_cifar.py and mae_cifar.py: claims arithmetic, and a tiny end-to-end run on 'digits'."""
+
+import importlib.util
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import keras
+
+APPLICATIONS = pathlib.Path(__file__).resolve().parents[2] / "applications"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"_app_{name}", APPLICATIONS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def moco_cifar():
+    return _load("moco_cifar")
+
+
+@pytest.fixture(scope="module")
+def mae_cifar():
+    return _load("mae_cifar")
+
+
+def test_momentum_claims_use_two_standard_errors(moco_cifar):
+    runs = {
+        "random init": {"knn_accuracy_percent": 40.0, "linear_probe_accuracy_percent": 50.0},
+        "m = 0.999": {"knn_accuracy_percent": 45.0, "linear_probe_accuracy_percent": 51.0,
+                      "loss_per_epoch": [7.0, 6.0]},
+        "m = 0": {"knn_accuracy_percent": 39.0, "linear_probe_accuracy_percent": 50.5,
+                  "loss_per_epoch": [7.0, 7.2]},
+    }
+    claims = moco_cifar.claims(runs, {"test_images": 5000})
+    assert {k: c["holds"] for k, c in claims.items()} == {
+        "m = 0.999: knn above random init": True,
+        "m = 0.999: linear_probe above random init": False,  # 1 point < 2 s.e. (1.99) over 5,000 images
+        "m = 0: knn above random init": False,
+        "m = 0: linear_probe above random init": False,
+        "m = 0.999: knn above m = 0": True,
+        "m = 0: training loss falls (first to last epoch)": False,
+    }
+    margin = claims["m = 0.999: linear_probe above random init"]
+    # 2 * sqrt((0.51 * 0.49 + 0.5 * 0.5) / 5,000) = 1.999 points
+    assert margin["two_standard_errors_points"] == pytest.approx(2.0, abs=0.01)
+    assert margin["difference_points"] == 1.0
+    assert moco_cifar.parse_momenta("0.999, 0") == [0.999, 0.0]
+    with pytest.raises(ValueError, match="--momenta '1.5'"):
+        moco_cifar.parse_momenta("1.5")
+
+
+def test_moco_script_runs_a_tiny_budget_and_reports(tmp_path, moco_cifar):
+    args = ["--dataset", "digits", "--preset", "moco_tiny", "--momenta", "0", "--train-images", "128",
+            "--test-images", "60", "--epochs", "1", "--batch-size", "64", "--probe-epochs", "1",
+            "--backend", keras.backend.backend(), "--output-dir", str(tmp_path), "--verbose", "0"]
+    assert moco_cifar.main(args) == 0
+    metrics = json.loads((tmp_path / "moco_digits_metrics.json").read_text())
+    assert set(metrics["runs"]) == {"random init", "m = 0"}
+    run = metrics["runs"]["m = 0"]
+    assert run["momentum"] == 0.0 and run["steps"] == 2 and len(run["loss_per_epoch"]) == 1
+    assert run["queue_size"] == 64  # the recipe's rule: a multiple of the batch, at most half the images
+    assert len(run["knn_accuracy_percent_per_epoch"]) == 1
+    assert 0.0 <= run["knn_accuracy_percent"] <= 100.0
+    assert metrics["runs"]["random init"]["parameters_backbone"] == run["parameters_backbone"]
+    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
+    assert "m = 0: knn above random init" in metrics["claims"]
+    text = (tmp_path / "moco_digits_results.md").read_text()
+    assert "| random init (untrained) |" in text and "| MoCo v2, m = 0 |" in text and "82.6" in text
+    # A rerun with the same budget keeps the finished runs; --report-only rewrites the table.
+    assert moco_cifar.main(args) == 0
+    assert json.loads((tmp_path / "moco_digits_metrics.json").read_text())["runs"] == metrics["runs"]
+    assert moco_cifar.main(["--dataset", "digits", "--output-dir", str(tmp_path), "--report-only"]) == 0
+
+
+def test_mae_script_runs_a_tiny_budget_and_reports(tmp_path, mae_cifar):
+    from PIL import Image
+
+    args = ["--dataset", "digits", "--layers", "1", "--train-images", "128", "--test-images", "60",
+            "--pretrain-epochs", "1", "--finetune-epochs", "1", "--batch-size", "64", "--probe-epochs", "1",
+            "--backend", keras.backend.backend(), "--output-dir", str(tmp_path), "--verbose", "0"]
+    assert mae_cifar.main(args) == 0
+    metrics = json.loads((tmp_path / "mae_digits_metrics.json").read_text())
+    runs = metrics["runs"]
+    assert set(runs) == {"random init", "MAE", "scratch"}
+    # 16x16 grey digits, patch 4: the same encoder in all three runs (1 block x 128).
+    assert runs["random init"]["encoder_parameters"] == runs["MAE"]["encoder_parameters"]
+    assert runs["scratch"]["encoder_parameters"] == runs["MAE"]["encoder_parameters"]
+    assert runs["MAE"]["pretrain_steps"] == 2 and runs["MAE"]["fine_tune_steps"] == 2 and runs["scratch"]["steps"] == 2
+    assert np.isfinite(runs["MAE"]["test_reconstruction_loss"])
+    assert set(metrics["claims"]) == {"MAE: knn above random init", "MAE: linear_probe above random init",
+                                      "fine-tuned MAE above the same ViT from scratch"}
+    # 8 test images x (input, masked, reconstruction, pasted) of 16 x 16, enlarged twice.
+    assert Image.open(tmp_path / "mae_digits_reconstruction.png").size == (4 * 16 * 2, 8 * 16 * 2)
+    text = (tmp_path / "mae_digits_results.md").read_text()
+    assert "| same ViT from scratch |" in text and "83.6" in text
+
+
+def test_scripts_refuse_bad_arguments(tmp_path, moco_cifar, mae_cifar):
+    with pytest.raises(SystemExit):
+        moco_cifar.main(["--dataset", "digits", "--momenta", "2", "--output-dir", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        mae_cifar.main(["--dataset", "digits", "--runs", "linear", "--output-dir", str(tmp_path)])
