@@ -16,13 +16,15 @@ Method (the package's): `train_wordpiece` (a WordPiece vocabulary of the corpus)
 `bert_pretraining_dataset` (sentence pairs 50 % IsNext / 50 % NotNext, 15 % of the
 tokens chosen, 80 / 10 / 10), `BertPretrainer.compile()` (Adam, weight decay 0.01,
 lr 1e-4, warmup 1 % then linear decay), `BertClassifier` with `compile(total_steps=...)`
-(lr from `--lr`, the paper's grid {5e-5, 3e-5, 2e-5}; warmup 10 %, linear decay), batch 32.
+(lr from `--lr`; the paper's grid is {5e-5, 3e-5, 2e-5}; warmup 10 %, linear decay), batch 32.
 
 Budget and deviations (the defaults): L=2, H=128, A=2 (BERT-Tiny), vocabulary 8,000,
 sequences of 64 tokens, `--pretrain-steps` 400 updates of 32 pairs (about 0.001 % of the
 paper's 128,000,000 pre-training sequences), fine-tuning on `--train-sentences` 4,000 SST-2 training
-sentences for 2 epochs at lr 5e-5 (the largest of the paper's grid, since the model is
-small and the run short), everything else the paper's. Writes bert_sst2_metrics.json and
+sentences for 2 epochs (250 updates) at lr 3e-4, six times the largest of the paper's grid:
+at this budget the paper's 5e-5 leaves both models predicting the majority class (dev
+50.92 % for both, measured), small BERTs take larger rates (Turc et al. 2019 search up
+to 1e-4 for longer runs). Everything else is the paper's. Writes bert_sst2_metrics.json and
 bert_sst2_results.md in `--output`.
 """
 
@@ -52,7 +54,7 @@ def parse_args(argv=None):
     parser.add_argument("--pretrain-steps", type=int, default=400)
     parser.add_argument("--train-sentences", type=int, default=4000)
     parser.add_argument("--finetune-epochs", type=int, default=2)
-    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--lr", type=float, default=3e-4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--verbose", type=int, default=2)
     return parser.parse_args(argv)
