@@ -18,7 +18,10 @@ from keras_paperzoo.recipes import RECIPES
 
 BACKENDS = ("tensorflow", "jax", "torch")
 # The deployable part of each trainer, for `paperzoo export`.
-EXPORT_SUBMODELS = {"GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "MoCo": "encoder"}
+EXPORT_SUBMODELS = {
+    "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "MoCo": "encoder",
+    "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None,
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,7 +58,7 @@ def build_parser():
 
     train = sub.add_parser("train", help="train a recipe")
     train.add_argument("recipe", help="recipe name (see `paperzoo list`)")
-    train.add_argument("--dataset", default=None, help="digits (default), a tensorflow-datasets name, a .npz, a folder or a .zip")
+    train.add_argument("--dataset", default=None, help="images: digits (default), a tensorflow-datasets name, a .npz, a folder or a .zip; text recipes: a text file or corpus (see each recipe)")
     train.add_argument("--epochs", type=_positive_int, default=None)
     train.add_argument("--steps-per-epoch", type=_positive_int, default=None)
     train.add_argument("--batch-size", type=_positive_int, default=None)

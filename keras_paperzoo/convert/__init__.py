@@ -18,6 +18,7 @@ beside each model (`resnet_from_torch_state_dict`, `vgg_from_torch_state_dict`,
 imported here: modules are recognised by class name and attributes.
 """
 
+from keras_paperzoo.convert.hf import from_transformers
 from keras_paperzoo.convert.resnet import read_resnet
 from keras_paperzoo.convert.torch_modules import UnsupportedModelError, unsupported
 from keras_paperzoo.convert.vgg import read_vgg
@@ -30,7 +31,7 @@ READERS = {
     "timm": {"ResNet": read_resnet, "VisionTransformer": read_vit},
 }
 
-__all__ = ["UnsupportedModelError", "from_timm", "from_torchvision"]
+__all__ = ["UnsupportedModelError", "from_timm", "from_torchvision", "from_transformers"]
 
 
 def from_torchvision(model, include_head=False, image_shape=None):
