@@ -35,6 +35,9 @@ import numpy as np
 FORMATS = ("saved_model", "litert")
 DEFAULT_BATCH_SIZE = 8
 DEFAULT_SEED = 0
+# Length given to unknown non-batch dimensions of integer and boolean inputs (token ids,
+# segment ids, padding masks of sequence models).
+DEFAULT_SEQUENCE_LENGTH = 16
 
 _SERVING_KEY = "serving_default"
 
@@ -206,11 +209,23 @@ def input_layout(model):
 # ---------------------------------------------------------------------------
 
 
+def _dtype_kind(dtype):
+    """NumPy's kind letter of a Keras dtype name ("f" for bfloat16, "?" for strings and others)."""
+    if dtype == "bfloat16":
+        return "f"
+    try:
+        return np.dtype(dtype).kind
+    except TypeError:
+        return "?"
+
+
 def make_sample_inputs(layout, batch_size=DEFAULT_BATCH_SIZE, seed=DEFAULT_SEED):
     """Build a deterministic random batch for every input slot (flat list, slot order).
 
     Float inputs are N(0, 1); integer inputs are 0 or 1 (valid ids for any embedding);
-    boolean inputs are random True/False.
+    boolean inputs are random True/False. Unknown non-batch dimensions of integer and
+    boolean inputs (a sequence model's token ids, segment ids, padding mask) get
+    `DEFAULT_SEQUENCE_LENGTH`.
 
     Args:
         layout: an `InputLayout` (see `input_layout`).
@@ -221,12 +236,16 @@ def make_sample_inputs(layout, batch_size=DEFAULT_BATCH_SIZE, seed=DEFAULT_SEED)
         A list of NumPy arrays, one per slot.
 
     Raises:
-        ValueError: a non-batch dimension is unknown (`None`); pass `sample_inputs`.
+        ValueError: a non-batch dimension of a float input is unknown (`None`); pass
+            `sample_inputs`.
     """
     rng = np.random.default_rng(seed)
     arrays = []
     for slot in layout.slots:
         dims = slot.shape[1:]
+        kind = _dtype_kind(slot.dtype)
+        if kind in ("i", "u", "b"):  # token ids, segment ids, masks: a sequence of the default length
+            dims = tuple(DEFAULT_SEQUENCE_LENGTH if d is None else d for d in dims)
         if any(d is None for d in dims):
             raise ValueError(
                 f"input {slot.name!r} has shape {slot.shape} with unknown non-batch "
@@ -234,7 +253,6 @@ def make_sample_inputs(layout, batch_size=DEFAULT_BATCH_SIZE, seed=DEFAULT_SEED)
                 "sample_inputs= with concrete arrays."
             )
         shape = (batch_size,) + tuple(int(d) for d in dims)
-        kind = np.dtype(slot.dtype).kind if slot.dtype != "bfloat16" else "f"
         if kind == "f":
             arr = rng.standard_normal(shape).astype("float32")
             arr = arr.astype(slot.dtype) if slot.dtype != "bfloat16" else arr

@@ -349,3 +349,18 @@ def test_max_abs_diff_rules():
                         {"a": np.zeros(2), "b": np.ones(2)}) == 0.0
     assert not ExportResult("p", "litert", float("nan")).ok
     assert ExportResult("p", "litert", 1e-4, tolerance=1e-4).ok
+
+
+
+def test_sample_inputs_give_integer_sequences_a_default_length_and_refuse_unknown_float_dims():
+    from keras_paperzoo.export.verify import DEFAULT_SEQUENCE_LENGTH, InputLayout, InputSlot
+
+    layout = InputLayout(
+        slots=(InputSlot("token_ids", (None, None), "int32"), InputSlot("padding_mask", (None, None), "bool")),
+        structure={"token_ids": 0, "padding_mask": 1},
+    )
+    token_ids, mask = make_sample_inputs(layout, batch_size=3)
+    assert token_ids.shape == mask.shape == (3, DEFAULT_SEQUENCE_LENGTH) == (3, 16)
+    assert token_ids.dtype == np.int32 and set(np.unique(token_ids)) <= {0, 1} and mask.dtype == bool
+    with pytest.raises(ValueError, match="'pixels' has shape \\(None, None, 3\\) with unknown non-batch"):
+        make_sample_inputs(InputLayout(slots=(InputSlot("pixels", (None, None, 3), "float32"),), structure=0))

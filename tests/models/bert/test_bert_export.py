@@ -32,11 +32,17 @@ def _inputs():
 
 
 @needs_registration
-def test_classifier_to_saved_model_and_backbone_to_litert(tmp_path):
+def test_classifier_to_saved_model_and_backbone_to_litert(tmp_path, capsys):
     keras.utils.set_random_seed(0)
     backbone = BertBackbone(**TINY)
     classifier = BertClassifier(backbone, num_classes=2)
-    result = export_model(classifier, str(tmp_path / "classifier_sm"), format="saved_model", sample_inputs=_inputs())
-    assert result.ok, result
+    # `paperzoo export` of a saved classifier: sample token ids of the default length (16).
+    classifier.save(tmp_path / "classifier.keras")
+    from keras_paperzoo.cli import main
+
+    capsys.readouterr()
+    assert main(["export", str(tmp_path / "classifier.keras"), "--format", "saved_model"]) == 0
+    out = capsys.readouterr().out
+    assert "classifier_saved_model" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
     result = export_model(backbone, str(tmp_path / "backbone.tflite"), format="litert", sample_inputs=_inputs())
     assert result.ok, result
