@@ -10,6 +10,7 @@ from keras_paperzoo.training.schedules import (
     LinearRamp,
     StepDecay,
     WarmupCosineDecay,
+    WarmupLinearDecay,
 )
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
 from keras_paperzoo.training.shuffle_bn import batch_sharded, grouped_call

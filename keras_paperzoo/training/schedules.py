@@ -183,3 +183,43 @@ class LinearRamp(keras.optimizers.schedules.LearningRateSchedule):
 
     def get_config(self):
         return {"start": self.start, "end": self.end, "ramp_steps": self.ramp_steps, "name": self.name}
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup from 0 to `peak_learning_rate` over `warmup_steps`, then linear decay to 0 at `total_steps`.
+
+    BERT pre-training and fine-tuning (Devlin et al. 2019, App. A.2: "learning rate
+    warmup over the first 10,000 steps, and linear decay of the learning rate") and
+    GPT-1 fine-tuning (Radford et al. 2018, Sec. 4.1: "a linear learning rate decay
+    schedule with warmup over 0.2% of training").
+
+    Example: BERT pre-training, `WarmupLinearDecay(1e-4, warmup_steps=10_000, total_steps=1_000_000)`.
+    """
+
+    def __init__(self, peak_learning_rate, warmup_steps, total_steps, name="warmup_linear_decay"):
+        if not total_steps > 0 or warmup_steps < 0 or warmup_steps > total_steps:
+            raise ValueError(
+                "WarmupLinearDecay needs 0 <= warmup_steps <= total_steps and total_steps > 0; "
+                f"got warmup_steps={warmup_steps}, total_steps={total_steps}."
+            )
+        self.peak_learning_rate = float(peak_learning_rate)
+        self.warmup_steps = int(warmup_steps)
+        self.total_steps = int(total_steps)
+        self.name = name
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        peak = self.peak_learning_rate
+        warmup = peak * step / max(self.warmup_steps, 1)
+        decay_steps = max(self.total_steps - self.warmup_steps, 1)
+        decayed = peak * ops.clip(1.0 - (step - self.warmup_steps) / decay_steps, 0.0, 1.0)
+        return ops.where(step < self.warmup_steps, warmup, decayed)
+
+    def get_config(self):
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+            "name": self.name,
+        }

@@ -15,51 +15,12 @@ few hundred updates, which warmup keeps small anyway).
 
 import numbers
 
-import keras
-from keras import ops
-
+from keras_paperzoo.training.schedules import WarmupLinearDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
 
 PAPER_PRETRAINING_STEPS = 1_000_000
 PAPER_WARMUP_STEPS = 10_000
 FINE_TUNING_LEARNING_RATES = (5e-5, 3e-5, 2e-5)
-
-
-# Registered as "BertWarmupLinearDecay": GPT's fine-tuning module registers another
-# "keras_paperzoo>WarmupLinearDecay", and Keras lets the last import win silently.
-@keras.saving.register_keras_serializable(package="keras_paperzoo", name="BertWarmupLinearDecay")
-class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warmup from 0 to `peak_learning_rate` over `warmup_steps`, then linear decay to 0 at `total_steps`.
-
-    Example: BERT pre-training, `WarmupLinearDecay(1e-4, warmup_steps=10_000, total_steps=1_000_000)`.
-    """
-
-    def __init__(self, peak_learning_rate, warmup_steps, total_steps, name="warmup_linear_decay"):
-        if not total_steps > 0 or warmup_steps < 0 or warmup_steps > total_steps:
-            raise ValueError(
-                "WarmupLinearDecay needs 0 <= warmup_steps <= total_steps and total_steps > 0; "
-                f"got warmup_steps={warmup_steps}, total_steps={total_steps}."
-            )
-        self.peak_learning_rate = float(peak_learning_rate)
-        self.warmup_steps = int(warmup_steps)
-        self.total_steps = int(total_steps)
-        self.name = name
-
-    def __call__(self, step):
-        step = ops.cast(step, "float32")
-        peak = self.peak_learning_rate
-        warmup = peak * step / max(self.warmup_steps, 1)
-        decay_steps = max(self.total_steps - self.warmup_steps, 1)
-        decayed = peak * ops.clip(1.0 - (step - self.warmup_steps) / decay_steps, 0.0, 1.0)
-        return ops.where(step < self.warmup_steps, warmup, decayed)
-
-    def get_config(self):
-        return {
-            "peak_learning_rate": self.peak_learning_rate,
-            "warmup_steps": self.warmup_steps,
-            "total_steps": self.total_steps,
-            "name": self.name,
-        }
 
 
 def bert_optimizer(learning_rate, total_steps, warmup_steps, weight_decay=0.01):

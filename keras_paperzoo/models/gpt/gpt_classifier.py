@@ -5,6 +5,7 @@ from keras import ops
 
 from keras_paperzoo.models.gpt.gpt_backbone import INITIALIZER_RANGE, GPTBackbone
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.training.schedules import WarmupLinearDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
 
 
@@ -23,31 +24,6 @@ class LastTokenPooling(keras.layers.Layer):
 
     def compute_output_shape(self, hidden_shape, padding_mask_shape=None):
         return (hidden_shape[0], hidden_shape[-1])
-
-
-@keras.saving.register_keras_serializable(package="keras_paperzoo")
-class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Linear warmup from 0 to `peak_learning_rate` over `warmup_steps`, then linear decay to 0 at `total_steps`.
-
-    GPT-1 fine-tuning (Sec. 4.1): "a linear learning rate decay schedule with warmup over 0.2% of training".
-    """
-
-    def __init__(self, peak_learning_rate, warmup_steps, total_steps):
-        if total_steps < 1 or not 0 <= warmup_steps < total_steps:
-            raise ValueError(f"WarmupLinearDecay needs 0 <= warmup_steps < total_steps; got {warmup_steps}, {total_steps}.")
-        self.peak_learning_rate = float(peak_learning_rate)
-        self.warmup_steps = int(warmup_steps)
-        self.total_steps = int(total_steps)
-
-    def __call__(self, step):
-        step = ops.cast(step, "float32")
-        warm = step / max(self.warmup_steps, 1)
-        decay = (self.total_steps - step) / max(self.total_steps - self.warmup_steps, 1)
-        return self.peak_learning_rate * ops.clip(ops.minimum(warm, decay), 0.0, 1.0)
-
-    def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate, "warmup_steps": self.warmup_steps,
-                "total_steps": self.total_steps}
 
 
 def fine_tuning_optimizer(total_steps, learning_rate=6.25e-5, warmup_fraction=0.002, weight_decay=0.01):

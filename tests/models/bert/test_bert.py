@@ -121,8 +121,8 @@ def test_objective_values(pretrainer):
 
 def test_schedule_and_weight_decay(pretrainer):
     schedule = WarmupLinearDecay(1e-4, warmup_steps=100, total_steps=1100)
-    # Its own registered name: GPT's module registers another "keras_paperzoo>WarmupLinearDecay".
-    assert keras.saving.get_registered_name(WarmupLinearDecay) == "keras_paperzoo>BertWarmupLinearDecay"
+    # One schedule for BERT and GPT-1, in training/schedules.py.
+    assert keras.saving.get_registered_name(WarmupLinearDecay) == "keras_paperzoo>WarmupLinearDecay"
     values = [float(keras.ops.convert_to_numpy(schedule(s))) for s in (0, 50, 100, 600, 1100, 2000)]
     np.testing.assert_allclose(values, [0.0, 5e-5, 1e-4, 5e-5, 0.0, 0.0], atol=1e-12)
     paper = pretraining_optimizer()
