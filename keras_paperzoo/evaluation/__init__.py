@@ -5,8 +5,10 @@
   grids, and a classifier two-sample test.
 - ``knn``: the weighted kNN classifier on frozen features (Wu et al. 2018, InstDisc).
 - ``linear_probe``: a linear classifier on frozen features (MoCo, MAE protocols).
+- ``bleu``: corpus BLEU with sacreBLEU (the Transformer's translation metric).
 """
 
+from keras_paperzoo.evaluation.bleu import corpus_bleu
 from keras_paperzoo.evaluation.gan_theory import (
     classifier_two_sample_test,
     js_divergence,
@@ -27,6 +29,7 @@ from keras_paperzoo.evaluation.parzen import (
 
 __all__ = [
     "classifier_two_sample_test",
+    "corpus_bleu",
     "default_sigma_grid",
     "extract_features",
     "knn_accuracy",
