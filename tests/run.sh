@@ -5,8 +5,10 @@
 #
 # Creates .venv-test, installs keras-paperzoo with its test extras (torch pinned to
 # the 2.13.0 CPU build that these machines keep on disk: an unpinned torch pulls a
-# CUDA build of several GB), then runs pytest once per backend. Fails if any
-# backend fails. Set PAPERZOO_VENV to reuse another environment.
+# CUDA build of several GB), then runs pytest once per backend, in PAPERZOO_TEST_WORKERS
+# processes (pytest-xdist; default 2, the cores of the CI machine: JAX and TF spend most
+# of a test compiling on one core). Fails if any backend fails. Set PAPERZOO_VENV to
+# reuse another environment.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,7 +28,7 @@ failed=()
 for backend in tensorflow jax torch; do
     echo "=== KERAS_BACKEND=$backend ==="
     KERAS_BACKEND=$backend "$venv/bin/python" -m pytest tests -q -p no:cacheprovider \
-        --timeout 900 -o console_output_style=classic || failed+=("$backend")
+        -n "${PAPERZOO_TEST_WORKERS:-2}" --timeout 900 -o console_output_style=classic || failed+=("$backend")
 done
 echo "suite took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
