@@ -1,22 +1,13 @@
 """applications/resnet_cifar.py and vit_cifar.py: run end to end on 'digits' with a tiny budget."""
 
-import importlib.util
 import json
-import pathlib
 
 import numpy as np
 import pytest
 
 import keras
 
-APPLICATIONS = pathlib.Path(__file__).resolve().parents[2] / "applications"
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"_app_{name}", APPLICATIONS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.applications.scripts import load_application as _load
 
 
 @pytest.fixture(scope="module")

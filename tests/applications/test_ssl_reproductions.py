@@ -1,22 +1,13 @@
 """applications/moco_cifar.py and mae_cifar.py: claims arithmetic, and a tiny end-to-end run on 'digits'."""
 
-import importlib.util
 import json
-import pathlib
 
 import numpy as np
 import pytest
 
 import keras
 
-APPLICATIONS = pathlib.Path(__file__).resolve().parents[2] / "applications"
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"_app_{name}", APPLICATIONS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.applications.scripts import load_application as _load
 
 
 @pytest.fixture(scope="module")

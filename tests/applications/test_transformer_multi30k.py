@@ -1,20 +1,16 @@
 """applications/transformer_multi30k.py: a tiny budget on real Multi30k pairs writes its report."""
 
-import importlib.util
 import json
-import pathlib
 
 import keras
 import pytest
 
-APPLICATIONS = pathlib.Path(__file__).resolve().parents[2] / "applications"
+from tests.applications.scripts import load_application
 
 
 def test_tiny_budget_writes_metrics_and_results(tmp_path, shared_data):
     pytest.importorskip("sacrebleu")
-    spec = importlib.util.spec_from_file_location("_app_transformer_multi30k", APPLICATIONS / "transformer_multi30k.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
+    app = load_application("transformer_multi30k")
     metrics = app.main([
         "--data", str(shared_data / "multi30k"), "--preset", "transformer_tiny", "--updates", "2",
         "--batch-size", "16", "--train-pairs", "64", "--test-pairs", "3", "--beam-size", "2",

@@ -63,13 +63,9 @@ def test_gpt_recipe_rejects_bad_requests_and_text_files_load(tmp_path):
 def test_shakespeare_application_runs_a_tiny_budget_and_reports_beside_the_published_figure(
     tmp_path, monkeypatch, shared_data
 ):
-    import importlib.util
-    import pathlib
+    from tests.applications.scripts import load_application
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "applications" / "gpt_shakespeare.py"
-    spec = importlib.util.spec_from_file_location("_app_gpt_shakespeare", path)
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
+    app = load_application("gpt_shakespeare")
     text = tmp_path / "shakespeare_head.txt"  # the first 20,000 characters: the test stays short
     text.write_text((shared_data / "tinyshakespeare.txt").read_text(encoding="utf-8")[:20_000], encoding="utf-8")
     monkeypatch.setattr(recipe, "SAMPLE_LENGTH", 24)

@@ -1,11 +1,9 @@
 """BERT exports: the classifier to a SavedModel and the backbone to LiteRT, token-id inputs, within 1e-4 of Keras."""
 
 import numpy as np
-import pytest
 
 import keras
 
-import keras_paperzoo.models as paperzoo_models
 from keras_paperzoo.export import export_model
 from keras_paperzoo.models.bert.bert_backbone import BertBackbone
 from keras_paperzoo.models.bert.bert_classifier import BertClassifier
@@ -13,11 +11,7 @@ from keras_paperzoo.models.bert.bert_classifier import BertClassifier
 TINY = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=16)
 
 # On JAX and PyTorch the export runs in a TensorFlow child process that loads the model
-# from a .keras file, so the BERT classes must be registered by `import keras_paperzoo.models`.
-needs_registration = pytest.mark.skipif(
-    keras.backend.backend() != "tensorflow" and not hasattr(paperzoo_models, "BertClassifier"),
-    reason="the export child process needs BertClassifier exported from keras_paperzoo.models",
-)
+# from a .keras file: it knows the BERT classes through `import keras_paperzoo.models`.
 
 
 def _inputs():
@@ -31,7 +25,6 @@ def _inputs():
     }
 
 
-@needs_registration
 def test_classifier_to_saved_model_and_backbone_to_litert(tmp_path, capsys):
     keras.utils.set_random_seed(0)
     backbone = BertBackbone(**TINY)

@@ -1,13 +1,11 @@
 """applications/bert_sst2.py runs end to end on a tiny stand-in for the shared data folder."""
 
 import gzip
-import importlib.util
 import json
-import pathlib
 
 import pytest
 
-APPLICATION = pathlib.Path(__file__).resolve().parents[3] / "applications" / "bert_sst2.py"
+from tests.applications.scripts import load_application
 
 
 def _fake_shared_data(root):
@@ -27,9 +25,7 @@ def _fake_shared_data(root):
 @pytest.mark.slow  # a pre-training and two fine-tunings: four compiled steps, about a minute on a quiet CPU
 def test_bert_sst2_tiny_budget(tmp_path):
     _fake_shared_data(tmp_path / "data")
-    spec = importlib.util.spec_from_file_location("_app_bert_sst2", APPLICATION)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_application("bert_sst2")
     metrics = module.main([
         "--data", str(tmp_path / "data"), "--output", str(tmp_path / "out"), "--layers", "1", "--hidden", "16",
         "--vocabulary-size", "120", "--sequence-length", "16", "--batch-size", "8", "--pretrain-steps", "2",
