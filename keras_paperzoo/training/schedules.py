@@ -11,6 +11,8 @@ optimizer's update count, serializable with the model.
   paper's momentum: 0.5 rising to 0.7).
 """
 
+import math
+
 import keras
 from keras import ops
 
@@ -63,8 +65,46 @@ class StepDecay(keras.optimizers.schedules.LearningRateSchedule):
         }
 
 
+class _WarmupThenDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warmup from 0 to `peak_learning_rate`, then `peak * _decay(progress)`.
+
+    `progress` runs from 0 at the end of warmup to 1 at `total_steps` (clipped).
+    Subclasses name the decay shape.
+    """
+
+    def __init__(self, peak_learning_rate, warmup_steps, total_steps, name):
+        if not total_steps > 0 or warmup_steps < 0 or warmup_steps > total_steps:
+            raise ValueError(
+                f"{type(self).__name__} needs 0 <= warmup_steps <= total_steps and "
+                f"total_steps > 0; got warmup_steps={warmup_steps}, total_steps={total_steps}."
+            )
+        self.peak_learning_rate = float(peak_learning_rate)
+        self.warmup_steps = int(warmup_steps)
+        self.total_steps = int(total_steps)
+        self.name = name
+
+    def _decay(self, progress):
+        raise NotImplementedError
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32")
+        peak = self.peak_learning_rate
+        warmup = peak * step / max(self.warmup_steps, 1)
+        decay_steps = max(self.total_steps - self.warmup_steps, 1)
+        progress = ops.clip((step - self.warmup_steps) / decay_steps, 0.0, 1.0)
+        return ops.where(step < self.warmup_steps, warmup, peak * self._decay(progress))
+
+    def get_config(self):
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "warmup_steps": self.warmup_steps,
+            "total_steps": self.total_steps,
+            "name": self.name,
+        }
+
+
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
+class WarmupCosineDecay(_WarmupThenDecay):
     """Linear warmup from 0 to `peak_learning_rate`, then cosine decay to `alpha * peak`.
 
     Args:
@@ -83,36 +123,15 @@ class WarmupCosineDecay(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(self, peak_learning_rate, warmup_steps, total_steps, alpha=0.0, name="warmup_cosine"):
-        if total_steps <= 0 or warmup_steps < 0 or warmup_steps > total_steps:
-            raise ValueError(
-                "WarmupCosineDecay needs 0 <= warmup_steps <= total_steps and "
-                f"total_steps > 0; got warmup_steps={warmup_steps}, "
-                f"total_steps={total_steps}."
-            )
-        self.peak_learning_rate = float(peak_learning_rate)
-        self.warmup_steps = int(warmup_steps)
-        self.total_steps = int(total_steps)
+        super().__init__(peak_learning_rate, warmup_steps, total_steps, name)
         self.alpha = float(alpha)
-        self.name = name
 
-    def __call__(self, step):
-        step = ops.cast(step, "float32")
-        peak = self.peak_learning_rate
-        warmup = peak * step / max(self.warmup_steps, 1)
-        decay_steps = max(self.total_steps - self.warmup_steps, 1)
-        progress = ops.clip((step - self.warmup_steps) / decay_steps, 0.0, 1.0)
+    def _decay(self, progress):
         cosine = 0.5 * (1.0 + ops.cos(3.141592653589793 * progress))
-        decayed = peak * ((1.0 - self.alpha) * cosine + self.alpha)
-        return ops.where(step < self.warmup_steps, warmup, decayed)
+        return (1.0 - self.alpha) * cosine + self.alpha
 
     def get_config(self):
-        return {
-            "peak_learning_rate": self.peak_learning_rate,
-            "warmup_steps": self.warmup_steps,
-            "total_steps": self.total_steps,
-            "alpha": self.alpha,
-            "name": self.name,
-        }
+        return {**super().get_config(), "alpha": self.alpha}
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -143,8 +162,6 @@ class ExponentialDecayWithFloor(keras.optimizers.schedules.LearningRateSchedule)
     def __call__(self, step):
         step = ops.cast(step, "float32")
         # exp(-step * log(decay_factor)): the power form underflows to the same value.
-        import math
-
         rate = self.initial_learning_rate * ops.exp(-step * math.log(self.decay_factor))
         return ops.maximum(rate, self.min_learning_rate)
 
@@ -186,7 +203,7 @@ class LinearRamp(keras.optimizers.schedules.LearningRateSchedule):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+class WarmupLinearDecay(_WarmupThenDecay):
     """Linear warmup from 0 to `peak_learning_rate` over `warmup_steps`, then linear decay to 0 at `total_steps`.
 
     BERT pre-training and fine-tuning (Devlin et al. 2019, App. A.2: "learning rate
@@ -198,28 +215,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(self, peak_learning_rate, warmup_steps, total_steps, name="warmup_linear_decay"):
-        if not total_steps > 0 or warmup_steps < 0 or warmup_steps > total_steps:
-            raise ValueError(
-                "WarmupLinearDecay needs 0 <= warmup_steps <= total_steps and total_steps > 0; "
-                f"got warmup_steps={warmup_steps}, total_steps={total_steps}."
-            )
-        self.peak_learning_rate = float(peak_learning_rate)
-        self.warmup_steps = int(warmup_steps)
-        self.total_steps = int(total_steps)
-        self.name = name
+        super().__init__(peak_learning_rate, warmup_steps, total_steps, name)
 
-    def __call__(self, step):
-        step = ops.cast(step, "float32")
-        peak = self.peak_learning_rate
-        warmup = peak * step / max(self.warmup_steps, 1)
-        decay_steps = max(self.total_steps - self.warmup_steps, 1)
-        decayed = peak * ops.clip(1.0 - (step - self.warmup_steps) / decay_steps, 0.0, 1.0)
-        return ops.where(step < self.warmup_steps, warmup, decayed)
-
-    def get_config(self):
-        return {
-            "peak_learning_rate": self.peak_learning_rate,
-            "warmup_steps": self.warmup_steps,
-            "total_steps": self.total_steps,
-            "name": self.name,
-        }
+    def _decay(self, progress):
+        return 1.0 - progress

@@ -11,6 +11,7 @@ from keras_paperzoo.training import (
     ScheduledMomentumSGD,
     StepDecay,
     WarmupCosineDecay,
+    WarmupLinearDecay,
 )
 
 
@@ -37,6 +38,30 @@ def test_warmup_cosine():
     assert _value(s, 110) == pytest.approx(0.0, abs=1e-6)
     with pytest.raises(ValueError, match="warmup_steps"):
         WarmupCosineDecay(1.0, warmup_steps=20, total_steps=10)
+    floor = WarmupCosineDecay(1.0, warmup_steps=0, total_steps=100, alpha=0.1)
+    assert _value(floor, 100) == pytest.approx(0.1, abs=1e-6)
+
+
+def test_warmup_linear_decay():
+    s = WarmupLinearDecay(2.0, warmup_steps=100, total_steps=1100)
+    assert _value(s, 50) == pytest.approx(1.0)
+    assert _value(s, 100) == pytest.approx(2.0)
+    assert _value(s, 600) == pytest.approx(1.0, abs=1e-6)
+    assert _value(s, 1100) == pytest.approx(0.0, abs=1e-6)
+    assert _value(s, 5000) == pytest.approx(0.0, abs=1e-6)  # stays at 0 past the end
+    with pytest.raises(ValueError, match="WarmupLinearDecay needs 0 <= warmup_steps"):
+        WarmupLinearDecay(1.0, warmup_steps=-1, total_steps=10)
+
+
+@pytest.mark.parametrize("schedule", [
+    WarmupCosineDecay(0.5, warmup_steps=3, total_steps=30, alpha=0.2),
+    WarmupLinearDecay(0.5, warmup_steps=3, total_steps=30),
+])
+def test_warmup_schedules_round_trip_through_keras_serialization(schedule):
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(schedule))
+    assert type(clone) is type(schedule)
+    assert clone.get_config() == schedule.get_config()
+    assert [_value(clone, t) for t in (1, 3, 17, 30)] == pytest.approx([_value(schedule, t) for t in (1, 3, 17, 30)])
 
 
 def test_gan_paper_lr_and_momentum():
