@@ -10,10 +10,18 @@ The exporters need the TensorFlow backend: under another `KERAS_BACKEND` this mo
 re-runs itself in a child process with `KERAS_BACKEND=tensorflow` (as
 `export_model_file` does).
 
-Example:
+With `--vocabulary` (a BERT classifier) the SavedModel takes raw strings: the WordPiece
+tokenizer and the packing to `--sequence-length` are in the graph (`export_text_classifier`);
+the JSON line also carries `inputs`, `sequence_length`, `lowercase` and `note` (why it fell
+back to token ids, when it did). A check failure is `{"error": ..., "error_type":
+"ExportMismatchError"}` with exit code 2.
+
+Examples:
 
     KERAS_BACKEND=tensorflow python -m keras_paperzoo.export gan.keras gen_sm \
         --format saved_model --submodel generator
+    python -m keras_paperzoo.export runs/bert/model.keras bert_sm --format saved_model \
+        --vocabulary runs/bert/vocabulary.txt --sequence-length 64
 """
 
 import argparse
@@ -42,7 +50,48 @@ def build_parser():
                         help="npz of input_0, input_1, ... (model input order) to compare on")
     parser.add_argument("--save-outputs", default=None,
                         help="write the artifact's outputs on the sample inputs to this npz")
+    text = parser.add_argument_group("BERT classifier taking raw strings (tokenizer in the graph)")
+    text.add_argument("--vocabulary", default=None,
+                      help="WordPiece vocabulary file the classifier was fine-tuned with")
+    text.add_argument("--sequence-length", type=int, default=None,
+                      help="pack texts to this length (default: the backbone's max_sequence_length)")
+    text.add_argument("--pairs", action="store_true",
+                      help="the classifier was fine-tuned on sentence pairs: two string inputs")
+    text.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None,
+                      help="lower-case the text (default: inferred from the vocabulary)")
+    text.add_argument("--tokenizer-config", default=None,
+                      help="JSON of the keras-hub tokenizer's config (instead of --lowercase)")
+    text.add_argument("--sample-texts", default=None,
+                      help="JSON list of strings (or two lists with --pairs) to compare on")
+    text.add_argument("--strings-only", action="store_true",
+                      help="fail instead of falling back to token-id inputs")
     return parser
+
+
+def run_text(args):
+    import keras
+
+    from keras_paperzoo.export import text
+
+    if args.format != "saved_model":
+        raise ValueError(
+            "--vocabulary exports a SavedModel taking raw strings: use --format saved_model "
+            "(LiteRT exports the backbone with token ids, without --vocabulary)"
+        )
+    if args.submodel or args.sample_inputs:
+        raise ValueError("--vocabulary does not combine with --submodel or --sample-inputs")
+    if keras.backend.backend() == "tensorflow":
+        return text.export_text_in_child(args)
+    if args.sample_texts or args.save_outputs or args.tokenizer_config:
+        raise ValueError(
+            "--sample-texts/--save-outputs/--tokenizer-config need KERAS_BACKEND=tensorflow; "
+            f"the backend is {keras.backend.backend()!r}"
+        )
+    return text.export_text_classifier_file(
+        args.model_path, args.vocabulary, args.out_path, sequence_length=args.sequence_length,
+        pairs=args.pairs, lowercase=args.lowercase, tolerance=args.tolerance,
+        overwrite=args.overwrite, allow_token_ids=not args.strings_only,
+    )
 
 
 def run(args):
@@ -52,6 +101,10 @@ def run(args):
     from keras_paperzoo.export import exporters
     from keras_paperzoo.export import verify
 
+    if args.vocabulary is not None:
+        return run_text(args)
+    if args.pairs or args.sequence_length is not None or args.sample_texts or args.tokenizer_config:
+        raise ValueError("--pairs, --sequence-length, --sample-texts and --tokenizer-config need --vocabulary")
     if keras.backend.backend() != "tensorflow":
         if args.sample_inputs or args.save_outputs:
             raise ValueError(

@@ -190,7 +190,7 @@ def _package_root():
 
 
 def _run_child(model_path, path, format, submodel, tolerance, overwrite, inputs_npz=None,
-               outputs_npz=None):
+               outputs_npz=None, extra_args=()):
     """Run `python -m keras_paperzoo.export` under the TF backend; returns its JSON dict."""
     cmd = [
         sys.executable, "-m", "keras_paperzoo.export",
@@ -205,6 +205,7 @@ def _run_child(model_path, path, format, submodel, tolerance, overwrite, inputs_
         cmd += ["--sample-inputs", inputs_npz]
     if outputs_npz:
         cmd += ["--save-outputs", outputs_npz]
+    cmd += list(extra_args)
     env = dict(os.environ)
     env["KERAS_BACKEND"] = "tensorflow"
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -227,7 +228,10 @@ def _run_child(model_path, path, format, submodel, tolerance, overwrite, inputs_
             f"{proc.returncode} and no result.\ncommand: {' '.join(cmd)}\nstderr tail:\n{tail}"
         )
     if "error" in payload:
-        error_type = {"ValueError": ValueError, "TypeError": TypeError}.get(
+        from keras_paperzoo.export.text import ExportMismatchError
+
+        error_type = {"ValueError": ValueError, "TypeError": TypeError,
+                      "ExportMismatchError": ExportMismatchError}.get(
             payload.get("error_type"), RuntimeError
         )
         raise error_type(payload["error"])
