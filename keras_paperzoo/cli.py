@@ -4,6 +4,7 @@
     paperzoo train gan [--dataset D] [--epochs N] [--steps-per-epoch N] [--batch-size N]
                        [--output-dir DIR] [--backend tensorflow|jax|torch] [--seed S] [--resume]
     paperzoo export MODEL.keras --format saved_model|litert [--output PATH]
+                    [--vocabulary FILE] [--sequence-length N] [--pairs] [--no-lowercase]
 
 Problems with the request (unknown recipe, bad values, missing files) are reported
 as one line on stderr with exit status 2.
@@ -76,6 +77,10 @@ def build_parser():
     export.add_argument("--format", required=True, choices=("saved_model", "litert"))
     export.add_argument("--output", default=None, help="default: beside the model")
     export.add_argument("--tolerance", type=float, default=1e-4)
+    export.add_argument("--vocabulary", default=None, help="(BertClassifier, saved_model) WordPiece vocabulary: the SavedModel takes raw strings; default: vocabulary.txt beside the model if present")
+    export.add_argument("--sequence-length", type=_positive_int, default=None, help="(with a vocabulary) pack texts to N tokens; default: the backbone's max_sequence_length")
+    export.add_argument("--pairs", action="store_true", help="(with a vocabulary) the classifier was fine-tuned on sentence pairs: two string inputs")
+    export.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None, help="(with a vocabulary) lower-case the text; default: inferred from the vocabulary")
     return parser
 
 
@@ -112,9 +117,13 @@ def _export(args):
         raise _UsageError(f"model file {str(model_path)!r} does not exist")
     if model_path.suffix != ".keras":
         raise _UsageError(f"model file {str(model_path)!r} is not a .keras file")
-    submodel = EXPORT_SUBMODELS.get(_keras_class_name(model_path))
+    class_name = _keras_class_name(model_path)
+    submodel = EXPORT_SUBMODELS.get(class_name)
     suffix = "_saved_model" if args.format == "saved_model" else ".tflite"
     output = args.output or str(model_path.with_name(model_path.stem + suffix))
+    vocabulary = _export_vocabulary(args, model_path, class_name)
+    if vocabulary:
+        return _export_text(args, model_path, vocabulary, output)
     from keras_paperzoo.export import export_model_file
 
     result = export_model_file(str(model_path), output, format=args.format, submodel=submodel, tolerance=args.tolerance)
@@ -123,6 +132,42 @@ def _export(args):
     if not result.max_abs_diff <= args.tolerance:
         print(f"paperzoo: error: exported outputs differ from Keras's by {result.max_abs_diff:.3g} > {args.tolerance}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _export_vocabulary(args, model_path, class_name):
+    """The vocabulary that puts the tokenizer in the graph: --vocabulary, else vocabulary.txt beside a BertClassifier."""
+    text_options = args.sequence_length is not None or args.pairs or args.lowercase is not None
+    if args.vocabulary is None:
+        beside = model_path.with_name("vocabulary.txt")
+        if class_name == "BertClassifier" and args.format == "saved_model" and beside.is_file():
+            return str(beside)
+        if text_options:
+            raise _UsageError("--sequence-length, --pairs and --lowercase need a vocabulary (--vocabulary FILE)")
+        return None
+    if class_name != "BertClassifier" or args.format != "saved_model":
+        raise _UsageError(f"--vocabulary is for a BertClassifier exported with --format saved_model; "
+                          f"{str(model_path)!r} is a {class_name} and --format is {args.format}")
+    if not pathlib.Path(args.vocabulary).is_file():
+        raise _UsageError(f"vocabulary file {args.vocabulary!r} does not exist")
+    return args.vocabulary
+
+
+def _export_text(args, model_path, vocabulary, output):
+    from keras_paperzoo.export import ExportMismatchError, export_text_classifier_file
+
+    try:
+        result = export_text_classifier_file(str(model_path), vocabulary, output, sequence_length=args.sequence_length,
+                                             pairs=args.pairs, lowercase=args.lowercase, tolerance=args.tolerance)
+    except ExportMismatchError as error:
+        print(f"paperzoo: error: {error}", file=sys.stderr)
+        return 1
+    if result.note:
+        print(f"paperzoo: note: {result.note}", file=sys.stderr)
+    inputs = " and ".join(f"{name} (string)" for name in result.inputs) if result.raw_strings else "token ids"
+    print(f"exported {model_path.name} with {vocabulary} (lowercase={result.lowercase}, sequence_length="
+          f"{result.sequence_length}) to {result.path} (saved_model, inputs: {inputs}); "
+          f"largest |exported - keras| = {result.max_abs_diff:.3g}")
     return 0
 
 
