@@ -14,15 +14,18 @@ Devlin et al. 2019, Sec. 3.1 and App. A.1, following the reference `create_pretr
    choices.
 3. `pack_pairs`: token ids [CLS] A [SEP] B [SEP] + padding, segment ids (0 for
    [CLS] A [SEP], 1 for B [SEP]), padding mask, NSP labels.
-4. `bert_pretraining_dataset`: a `tf.data.Dataset` of (x, y) for `BertPretrainer`, with
-   the masked LM choice made per batch by `keras_hub.layers.MaskedLMMaskGenerator`:
-   15 % of the non-special tokens chosen (at most `max_predictions` per sequence);
+4. `mask_tokens`: the masked LM choice, as the reference `create_masked_lm_predictions`:
+   round(15 %) of the non-special tokens chosen (at least 1, at most `max_predictions`);
    of those 80 % replaced by [MASK], 10 % by a random token, 10 % left unchanged;
-   `mask_ids` are the original tokens and `mask_weights` 1 for real predictions. The
-   choice is drawn again every epoch (dynamic masking); the reference code fixes
-   `dupe_factor` = 10 maskings in advance.
+   `mask_ids` are the original tokens and `mask_weights` 1 for real predictions.
+5. `bert_pretraining_dataset`: a `tf.data.Dataset` of (x, y) for `BertPretrainer`. Every
+   epoch is masked and shuffled again (dynamic masking; the reference code fixes
+   `dupe_factor` = 10 maskings in advance), in NumPy by a generator keyed on
+   (seed, epoch) (`epoch_examples`): the same seed gives the same masks run after run,
+   whatever tf.data's parallelism, and each example's masks depend only on (seed, epoch,
+   its index). One vectorised draw per epoch, a fraction of a millisecond per batch.
 
-Tokenisation and masking are TensorFlow ops run inside tf.data, on every Keras backend.
+Tokenisation runs as TensorFlow ops, masking in NumPy, on every Keras backend.
 
 Example:
 
@@ -150,19 +153,83 @@ def pack_pairs(pairs, sequence_length, cls_id, sep_id, pad_id):
     return {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}, labels
 
 
-def masked_lm_generator(tokenizer, max_predictions, mask_selection_rate=0.15):
-    """`MaskedLMMaskGenerator` with the paper's 15 % / 80-10-10 rule; special tokens are never chosen."""
-    import keras_hub
+def mask_tokens(token_ids, rng, vocabulary_size, mask_token_id, special_ids, max_predictions,
+                mask_selection_rate=0.15, mask_token_rate=0.8, random_token_rate=0.1):
+    """The masked LM choice for a batch of packed sequences, drawn from a NumPy generator (Sec. 3.1, App. A.1).
 
-    return keras_hub.layers.MaskedLMMaskGenerator(
-        vocabulary_size=tokenizer.vocabulary_size(),
-        mask_selection_rate=mask_selection_rate,
-        mask_token_id=tokenizer.mask_token_id,
-        mask_selection_length=max_predictions,
-        unselectable_token_ids=[tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id],
-        mask_token_rate=0.8,
-        random_token_rate=0.1,
-    )
+    As the reference `create_masked_lm_predictions`: per sequence, round(15 %) of the
+    non-special tokens (at least 1, at most `max_predictions`) are chosen uniformly
+    without replacement; each chosen token is replaced by [MASK] with probability 0.8,
+    by a token drawn uniformly from the whole vocabulary with probability 0.1, and left
+    unchanged otherwise. The reference counts 15 % of all tokens, [CLS] and [SEP]
+    included; here of the selectable ones (as keras-hub's `MaskedLMMaskGenerator`).
+
+    Args:
+        token_ids: (N, T) int array of packed sequences ([CLS] A [SEP] B [SEP] + padding).
+        rng: a `numpy.random.Generator`; the same generator state gives the same masks.
+        special_ids: ids never chosen ([CLS], [SEP], [PAD]).
+        max_predictions: M, the number of prediction slots per sequence.
+
+    Returns:
+        dict of `token_ids` (N, T) with the replacements, `mask_positions` (N, M) int32
+        (ascending, padded with 0), `mask_ids` (N, M) int32 (the original tokens, 0 in
+        padding slots) and `mask_weights` (N, M) float32 (1 for real predictions).
+    """
+    token_ids = np.asarray(token_ids)
+    if token_ids.ndim != 2:
+        raise ValueError(f"mask_tokens needs token_ids of shape (N, T); got shape {token_ids.shape}.")
+    if not 1 <= max_predictions <= token_ids.shape[1]:
+        raise ValueError(f"max_predictions must be in [1, T={token_ids.shape[1]}]; got {max_predictions}.")
+    n, length = token_ids.shape
+    selectable = ~np.isin(token_ids, np.asarray(special_ids))  # (N, T)
+    counts = selectable.sum(1)  # (N,)
+    num_predict = np.minimum(np.maximum(np.rint(counts * mask_selection_rate), 1), max_predictions)
+    num_predict = np.minimum(num_predict, counts).astype("int64")  # (N,) a sequence of specials only: none
+    scores = np.where(selectable, rng.random((n, length)), np.inf)  # (N, T) special positions sort last
+    order = np.argsort(scores, axis=1, kind="stable")[:, :max_predictions]  # (N, M) a random order of candidates
+    weights = np.arange(max_predictions)[None, :] < num_predict[:, None]  # (N, M)
+    positions = np.sort(np.where(weights, order, length), axis=1)  # (N, M) chosen ascending, padding slots last
+    weights = positions < length
+    positions = np.where(weights, positions, 0).astype("int32")
+    rows = np.arange(n)[:, None]
+    original = token_ids[rows, positions]  # (N, M)
+    draw = rng.random((n, max_predictions))  # 80 / 10 / 10
+    random_tokens = rng.integers(0, vocabulary_size, size=(n, max_predictions))
+    replacement = np.where(draw < mask_token_rate, mask_token_id,
+                           np.where(draw < mask_token_rate + random_token_rate, random_tokens, original))
+    masked = token_ids.copy()
+    chosen_rows, chosen_slots = np.nonzero(weights)
+    masked[chosen_rows, positions[chosen_rows, chosen_slots]] = replacement[chosen_rows, chosen_slots]
+    return {
+        "token_ids": masked.astype("int32"),
+        "mask_positions": positions,
+        "mask_ids": np.where(weights, original, 0).astype("int32"),
+        "mask_weights": weights.astype("float32"),
+    }
+
+
+def epoch_examples(inputs, labels, epoch, seed, mask_kwargs, shuffle=True):
+    """One epoch's (x, y) arrays: examples permuted and masked by a generator keyed on (seed, epoch).
+
+    The masks of example i (in corpus order) depend only on (seed, epoch, i) and the
+    corpus, not on batching, threads or the backend: the same seed gives the same
+    masks every run, another epoch gives new ones (dynamic masking).
+    """
+    rng = np.random.default_rng([seed, epoch])
+    masked = mask_tokens(inputs["token_ids"], rng, **mask_kwargs)
+    order = rng.permutation(len(labels)) if shuffle else np.arange(len(labels))
+    x = {
+        "token_ids": masked["token_ids"][order],
+        "segment_ids": inputs["segment_ids"][order],
+        "padding_mask": inputs["padding_mask"][order],
+        "mask_positions": masked["mask_positions"][order],
+    }
+    y = {
+        "mask_ids": masked["mask_ids"][order],
+        "mask_weights": masked["mask_weights"][order],
+        "next_sentence_labels": labels[order],
+    }
+    return x, y
 
 
 def bert_pretraining_dataset(documents, tokenizer, sequence_length=128, batch_size=32, max_predictions=None,
@@ -176,6 +243,8 @@ def bert_pretraining_dataset(documents, tokenizer, sequence_length=128, batch_si
         max_predictions: masked positions per sequence, M; default ceil(0.15 T) (the
             reference uses 20 for T = 128).
         dupe_factor: passes over the corpus with different pair choices.
+        seed: the sentence pairs, the order and the masks of every epoch (`epoch_examples`).
+        repeat: epochs without end (epoch e masked and ordered by (seed, e)).
 
     Returns:
         The dataset; its `num_pairs` attribute counts the sentence pairs of one pass.
@@ -188,29 +257,29 @@ def bert_pretraining_dataset(documents, tokenizer, sequence_length=128, batch_si
     pairs = create_sentence_pairs(tokenized, sequence_length, short_seq_prob, dupe_factor, seed)
     inputs, labels = pack_pairs(pairs, sequence_length, tokenizer.cls_token_id, tokenizer.sep_token_id,
                                 tokenizer.pad_token_id)
-    masker = masked_lm_generator(tokenizer, max_predictions)
+    mask_kwargs = dict(
+        vocabulary_size=tokenizer.vocabulary_size(), mask_token_id=tokenizer.mask_token_id,
+        special_ids=[tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id],
+        max_predictions=max_predictions,
+    )
+    x_names = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
+    y_names = ("mask_ids", "mask_weights", "next_sentence_labels")
+    dtypes = [tf.int32] * 4 + [tf.int32, tf.float32, tf.int32]
+    widths = [sequence_length] * 3 + [max_predictions] * 3 + [None]
 
-    def mask(batch, next_sentence_labels):
-        masked = masker(batch["token_ids"])  # token_ids, mask_positions, mask_ids, mask_weights
-        x = {
-            "token_ids": masked["token_ids"],
-            "segment_ids": batch["segment_ids"],
-            "padding_mask": batch["padding_mask"],
-            "mask_positions": tf.cast(masked["mask_positions"], "int32"),
-        }
-        y = {
-            "mask_ids": tf.cast(masked["mask_ids"], "int32"),
-            "mask_weights": tf.cast(masked["mask_weights"], "float32"),
-            "next_sentence_labels": next_sentence_labels,
-        }
-        return x, y
+    def one_epoch(epoch):  # NumPy, so the draws do not depend on tf.data's threads
+        x, y = epoch_examples(inputs, labels, int(epoch), seed, mask_kwargs, shuffle)
+        return [x[k] for k in x_names] + [y[k] for k in y_names]
 
-    ds = tf.data.Dataset.from_tensor_slices((inputs, labels))
-    if shuffle:
-        ds = ds.shuffle(len(labels), seed=seed, reshuffle_each_iteration=True)
-    if repeat:
-        ds = ds.repeat()
-    ds = ds.batch(batch_size, drop_remainder=True).map(mask, num_parallel_calls=tf.data.AUTOTUNE)
-    ds = ds.prefetch(tf.data.AUTOTUNE)
+    def to_tensors(epoch):
+        arrays = tf.numpy_function(one_epoch, [epoch], dtypes, stateful=False)
+        for array, width in zip(arrays, widths):
+            array.set_shape((None,) if width is None else (None, width))
+        return tf.data.Dataset.from_tensor_slices(
+            (dict(zip(x_names, arrays[:4])), dict(zip(y_names, arrays[4:])))
+        )
+
+    epochs = tf.data.Dataset.range(2**62 if repeat else 1)
+    ds = epochs.flat_map(to_tensors).batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)
     ds.num_pairs = len(labels)
     return ds

@@ -7,7 +7,8 @@ from keras_paperzoo.data.bert_inputs import BertPacker, classification_dataset, 
 from keras_paperzoo.data.bert_pretraining import (
     bert_pretraining_dataset,
     create_sentence_pairs,
-    masked_lm_generator,
+    epoch_examples,
+    mask_tokens,
     pack_pairs,
     train_wordpiece,
 )
@@ -45,25 +46,97 @@ def test_packing():
     np.testing.assert_array_equal(labels, [0, 1])
 
 
-def test_masking_rates(tokenizer):
-    # 15 % of the non-special tokens chosen; of those 80 % [MASK], 10 % random, 10 % unchanged.
-    tf.random.set_seed(0)
+SPECIAL = dict(cls=2, sep=3, pad=0, mask=4)
+
+
+def _packed(n=400, length=100, seed=0):
+    # [CLS] tokens [SEP] tokens [SEP] + padding, row lengths varying
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(5, 300, size=(n, length)).astype("int32")
+    ends = rng.integers(length // 2, length + 1, size=n)
+    ids[np.arange(length)[None, :] >= ends[:, None]] = SPECIAL["pad"]
+    ids[:, 0] = SPECIAL["cls"]
+    ids[np.arange(n), ends - 1] = SPECIAL["sep"]
+    ids[:, 20] = SPECIAL["sep"]
+    return ids
+
+
+def _mask(ids, seed, max_predictions=20):
+    return mask_tokens(ids, np.random.default_rng(seed), vocabulary_size=300, mask_token_id=SPECIAL["mask"],
+                       special_ids=[SPECIAL["cls"], SPECIAL["sep"], SPECIAL["pad"]], max_predictions=max_predictions)
+
+
+def test_masking_rates_and_special_tokens():
+    # round(15 %) of the non-special tokens chosen; of those 80 % [MASK], 10 % random, 10 % unchanged.
+    ids = _packed()
+    masked = _mask(ids, 0)
+    weights = masked["mask_weights"].astype(bool)  # (N, M)
+    positions = masked["mask_positions"]
+    selectable = ~np.isin(ids, [0, 2, 3])
+    np.testing.assert_array_equal(weights.sum(1), np.minimum(np.rint(0.15 * selectable.sum(1)), 20))
+    assert 0.145 < weights.sum() / selectable.sum() < 0.155
+    rows = np.nonzero(weights)[0]
+    assert selectable[rows, positions[weights]].all()  # [CLS], [SEP] and padding are never chosen
+    for row in range(len(ids)):  # distinct positions, ascending, padding slots (weight 0, position 0) at the end
+        chosen = positions[row][weights[row]]
+        assert np.all(np.diff(chosen) > 0) and not positions[row][~weights[row]].any()
+    new = masked["token_ids"][rows, positions[weights]]
+    old = masked["mask_ids"][weights]
+    np.testing.assert_array_equal(old, ids[rows, positions[weights]])
+    assert not masked["mask_ids"][~weights].any()
+    to_mask, unchanged = np.mean(new == SPECIAL["mask"]), np.mean(new == old)
+    assert 0.78 < to_mask < 0.82 and 0.08 < unchanged < 0.12 and 0.08 < 1 - to_mask - unchanged < 0.12
+    untouched = np.ones_like(ids, bool)
+    untouched[rows, positions[weights]] = False
+    np.testing.assert_array_equal(masked["token_ids"][untouched], ids[untouched])  # only chosen tokens change
+
+
+def test_masking_is_seeded():
+    ids = _packed(50, 40)
+    first, again, other = _mask(ids, 7), _mask(ids, 7), _mask(ids, 8)
+    for name in first:
+        np.testing.assert_array_equal(first[name], again[name])
+    assert not np.array_equal(first["mask_positions"], other["mask_positions"])
+    with pytest.raises(ValueError, match="max_predictions must be in"):
+        _mask(ids, 0, max_predictions=0)
+
+
+def test_epoch_masks_depend_on_seed_epoch_and_example_only():
+    ids = _packed(64, 40)
+    inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": (ids != 0).astype("int32")}
+    labels = np.arange(64, dtype="int32")  # label = example index, to undo the shuffle
+    kwargs = dict(vocabulary_size=300, mask_token_id=4, special_ids=[0, 2, 3], max_predictions=8)
+
+    def by_example(epoch, seed):
+        x, y = epoch_examples(inputs, labels, epoch, seed, kwargs)
+        order = np.argsort(y["next_sentence_labels"])
+        return x["mask_positions"][order], x["token_ids"][order], y["next_sentence_labels"]
+
+    p0, t0, order0 = by_example(0, 0)
+    p0_again, t0_again, order0_again = by_example(0, 0)
+    np.testing.assert_array_equal(p0, p0_again)
+    np.testing.assert_array_equal(t0, t0_again)
+    np.testing.assert_array_equal(order0, order0_again)
+    assert not np.array_equal(p0, by_example(1, 0)[0])  # dynamic masking: another epoch, other masks
+    assert not np.array_equal(p0, by_example(0, 1)[0])  # another seed, other masks
+    assert not np.array_equal(order0, np.arange(64))  # shuffled
+
+
+def test_masked_lm_loss_only_on_chosen_positions():
+    # The pre-training loss sees the chosen positions only: changing logits at padding slots changes nothing.
+    from keras_paperzoo.models.bert.bert_pretrainer import masked_lm_loss
+
     rng = np.random.default_rng(0)
-    n, length = 400, 100
-    ids = rng.integers(5, tokenizer.vocabulary_size(), size=(n, length)).astype("int32")
-    ids[:, 0], ids[:, -1] = tokenizer.cls_token_id, tokenizer.sep_token_id
-    masked = masked_lm_generator(tokenizer, max_predictions=30)(tf.constant(ids))
-    weights = np.asarray(masked["mask_weights"]).astype(bool)
-    positions = np.asarray(masked["mask_positions"])
-    chosen = weights.sum() / (n * (length - 2))
-    assert 0.13 < chosen < 0.17
-    assert not np.isin(positions[weights], [0, length - 1]).any()  # [CLS] and [SEP] are never chosen
-    new = np.take_along_axis(np.asarray(masked["token_ids"]), positions, 1)[weights]
-    old = np.asarray(masked["mask_ids"])[weights]
-    np.testing.assert_array_equal(old, np.take_along_axis(ids, positions, 1)[weights])
-    to_mask = np.mean(new == tokenizer.mask_token_id)
-    unchanged = np.mean(new == old)
-    assert 0.77 < to_mask < 0.83 and 0.07 < unchanged < 0.13 and 0.07 < 1 - to_mask - unchanged < 0.13
+    logits = rng.normal(size=(2, 3, 7)).astype("float32")
+    mask_ids = np.array([[1, 2, 0], [3, 0, 0]], "int32")
+    weights = np.array([[1, 1, 0], [1, 0, 0]], "float32")
+    other = logits.copy()
+    other[0, 2], other[1, 1:] = 50.0, -50.0
+    loss = float(np.asarray(masked_lm_loss(mask_ids, logits, weights)))
+    assert abs(loss - float(np.asarray(masked_lm_loss(mask_ids, other, weights)))) < 1e-6
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = -(log_p[0, 0, 1] + log_p[0, 1, 2] + log_p[1, 0, 3]) / 3
+    assert abs(loss - expected) < 1e-5
 
 
 def test_pretraining_dataset(tokenizer):
@@ -77,6 +150,24 @@ def test_pretraining_dataset(tokenizer):
     assert np.all(token_ids[:, 0] == tokenizer.cls_token_id)
     assert np.all((token_ids == tokenizer.sep_token_id).sum(1) >= 1)
     assert ds.num_pairs > 40
+    weights = np.asarray(y["mask_weights"]).astype(bool)
+    specials = [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id]
+    assert not np.isin(np.asarray(y["mask_ids"])[weights], specials).any()  # [CLS], [SEP], padding never chosen
+    # The same seed gives the same batches, masks included; another seed other masks.
+    again = bert_pretraining_dataset(sample_documents(40), tokenizer, sequence_length=32, batch_size=8, seed=0,
+                                     repeat=True)
+    other = bert_pretraining_dataset(sample_documents(40), tokenizer, sequence_length=32, batch_size=8, seed=1,
+                                     repeat=True)
+    per_epoch = ds.num_pairs // 8
+    batches = [b for b, _ in zip(again, range(2 * per_epoch + 1))]  # repeat=True runs past the first epoch
+    for (first_x, first_y), (second_x, second_y) in zip(ds, batches):
+        for name in first_x:
+            np.testing.assert_array_equal(np.asarray(first_x[name]), np.asarray(second_x[name]))
+        for name in first_y:
+            np.testing.assert_array_equal(np.asarray(first_y[name]), np.asarray(second_y[name]))
+    assert len(batches) == 2 * per_epoch + 1 and len(list(ds)) == per_epoch
+    other_x = next(iter(other))[0]
+    assert not np.array_equal(np.asarray(other_x["mask_positions"]), np.asarray(x["mask_positions"]))
 
 
 def test_fine_tuning_inputs(tokenizer, tmp_path):

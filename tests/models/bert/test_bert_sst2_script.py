@@ -22,23 +22,32 @@ def _fake_shared_data(root):
     (root / "sst2" / "dev.tsv").write_text("sentence\tlabel\n" + "\n".join(rows[::3]) + "\n")
 
 
-@pytest.mark.slow  # a pre-training and two fine-tunings: four compiled steps, about a minute on a quiet CPU
+@pytest.mark.slow  # a pre-training and four fine-tunings: about a minute on a quiet CPU
 def test_bert_sst2_tiny_budget(tmp_path):
     _fake_shared_data(tmp_path / "data")
     module = load_application("bert_sst2")
-    metrics = module.main([
-        "--data", str(tmp_path / "data"), "--output", str(tmp_path / "out"), "--layers", "1", "--hidden", "16",
-        "--vocabulary-size", "120", "--sequence-length", "16", "--batch-size", "8", "--pretrain-steps", "2",
-        "--train-sentences", "16", "--finetune-epochs", "1", "--verbose", "0",
-    ])
+    common = ["--data", str(tmp_path / "data"), "--layers", "1", "--hidden", "16", "--vocabulary-size", "120",
+              "--sequence-length", "16", "--batch-size", "8", "--train-sentences", "16", "--finetune-epochs", "1",
+              "--lr", "1e-4", "--finetune-seeds", "0,1", "--verbose", "0"]
+    metrics = module.main(common + ["--output", str(tmp_path / "out"), "--pretrain-steps", "2"])
     saved = json.loads((tmp_path / "out" / "bert_sst2_metrics.json").read_text())
     assert saved == json.loads(json.dumps(metrics))
     runs = saved["runs"]
-    assert set(runs) == {"pretrained", "random_init"}
+    assert sorted(runs) == [f"{arm}/lr=0.0001/seed={s}" for arm in ("pretrained", "random_init") for s in (0, 1)]
     for run in runs.values():
         assert 0.0 <= run["dev_accuracy_percent"] <= 100.0
-    gain = runs["pretrained"]["dev_accuracy_percent"] - runs["random_init"]["dev_accuracy_percent"]
-    assert abs(saved["pretraining_gain_points"] - gain) < 1e-6
+    row = saved["summary"]["0.0001"]
+    gains = [runs[f"pretrained/lr=0.0001/seed={s}"]["dev_accuracy_percent"]
+             - runs[f"random_init/lr=0.0001/seed={s}"]["dev_accuracy_percent"] for s in (0, 1)]
+    assert row["gain"]["per_seed"] == pytest.approx(gains) and row["gain"]["mean"] == pytest.approx(sum(gains) / 2, abs=0.01)
+    assert row["gain"]["two_se"] > 0 and row["pretrained"]["two_se"] > 0
     assert saved["budget"]["pretrain_steps"] == 2 and len(saved["pretraining"]["loss"]) == 1
     table = (tmp_path / "out" / "bert_sst2_results.md").read_text()
-    assert "| BERT-base (paper, GLUE test) | 93.5 |" in table
+    assert "| BERT-base (paper, GLUE test) | 93.5 | | |" in table
+
+    # The arms run apart (random init only, reusing the vocabulary), then merged: the same summary.
+    module.main(common + ["--output", str(tmp_path / "b"), "--pretrain-steps", "0", "--arms", "random_init",
+                          "--vocabulary", str(tmp_path / "out" / "vocabulary.txt")])
+    merged = module.main(["--merge", str(tmp_path / "out" / "bert_sst2_metrics.json"),
+                          str(tmp_path / "b" / "bert_sst2_metrics.json"), "--output", str(tmp_path / "m")])
+    assert merged["summary"]["0.0001"]["random_init"] == row["random_init"]  # random init is deterministic per seed
