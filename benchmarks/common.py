@@ -314,6 +314,71 @@ def ssl_step_flops(model, batch_size):
     return count(batch_size, **config)
 
 
+# The language-model steps of `lm_step.py` (mirrors keras-paperzoo's presets
+# `BertBackbone.from_preset("bert_base")` and `GPTBackbone.from_preset("gpt2_small")`,
+# and `transformers.BertConfig()` / `GPT2Config()`, whose defaults are the same sizes).
+# `bert_tiny` / `gpt_tiny` (the presets bert_tiny and gpt_char_tiny) are for smoke runs.
+LM_MODELS = {
+    "bert_base": {"family": "bert", "preset": "bert_base", "vocabulary_size": 30522, "num_layers": 12,
+                  "hidden_dim": 768, "num_heads": 12, "intermediate_dim": 3072, "max_sequence_length": 512,
+                  "sequence_length": 128, "batch_size": 8, "masked_positions": 20},
+    "gpt2_small": {"family": "gpt", "preset": "gpt2_small", "vocabulary_size": 50257, "num_layers": 12,
+                   "hidden_dim": 768, "num_heads": 12, "intermediate_dim": 3072, "max_sequence_length": 1024,
+                   "sequence_length": 256, "batch_size": 4},
+    "bert_tiny": {"family": "bert", "preset": "bert_tiny", "vocabulary_size": 30522, "num_layers": 2,
+                  "hidden_dim": 128, "num_heads": 2, "intermediate_dim": 512, "max_sequence_length": 512,
+                  "sequence_length": 128, "batch_size": 8, "masked_positions": 20},
+    "gpt_tiny": {"family": "gpt", "preset": "gpt_char_tiny", "vocabulary_size": 65, "num_layers": 4,
+                 "hidden_dim": 128, "num_heads": 4, "intermediate_dim": 512, "max_sequence_length": 128,
+                 "sequence_length": 64, "batch_size": 4},
+}
+
+
+def lm_step_flops(family, batch_size, sequence_length, vocabulary_size, num_layers, hidden_dim,
+                  intermediate_dim, masked_positions=0, **_):
+    """FLOPs of one BERT pre-training or GPT causal-LM training step, matmuls only.
+
+    Backward = 2 x forward (the usual convention), so a step is 3 x forward, which for
+    N matmul parameters each seeing every token is the familiar 6 N x tokens. With
+    B sequences of T tokens, width D, feed-forward F, L layers, vocabulary V:
+
+    - per layer and token, forward: q, k, v and output projections 2 x 4 D^2, the
+      feed-forward 2 x 2 D F, attention scores Q K^T and weighted values A V 2 x 2 T D
+      (summed over heads; causal attention counted in full, as both implementations
+      compute the whole T x T score matrix and mask it);
+    - GPT (`family="gpt"`): the tied output projection h W_e^T, 2 V D per token, on all
+      B T positions;
+    - BERT (`family="bert"`, MLM + NSP as `BertPretrainer` and the BERT reference
+      code): the masked-LM head only on the M = `masked_positions` chosen positions
+      per sequence, 2 (D^2 + V D) each (transform dense, then the tied decoder); the
+      pooler 2 D^2 and the NSP classifier 2 x 2 D once per sequence.
+
+    step = 6 B T L (4 D^2 + 2 D F) + 12 B T L T D + head, with head = 6 B T V D (GPT)
+    or 6 B M (D^2 + V D) + 6 B (D^2 + 2 D) (BERT). Embedding lookups, biases,
+    LayerNorm, softmax, GELU, dropout, the losses and the optimizer are not counted.
+    """
+    b, t, d, f, v, n = batch_size, sequence_length, hidden_dim, intermediate_dim, vocabulary_size, num_layers
+    tokens = b * t
+    dense_params = n * (4 * d * d + 2 * d * f)  # the blocks' weight matrices
+    blocks = tokens * n * (2 * (4 * d * d + 2 * d * f) + 2 * (2 * t * d))
+    attention = tokens * n * 2 * (2 * t * d)
+    if family == "gpt":
+        head = dense_flops(tokens, d, v)
+        head_params = v * d
+    elif family == "bert":
+        head = dense_flops(b * masked_positions, d, d) + dense_flops(b * masked_positions, d, v)
+        head += dense_flops(b, d, d) + dense_flops(b, d, 2)
+        head_params = d * d + v * d + d * d + 2 * d
+    else:
+        raise ValueError(f"family must be 'bert' or 'gpt'; got {family!r}.")
+    forward = blocks + head
+    return {"forward": forward, "total": 3 * forward, "tokens": tokens, "blocks_forward": blocks,
+            "attention_forward": attention, "head_forward": head, "block_params": dense_params,
+            "head_params": head_params,
+            "description": (f"3 x ({blocks / 1e9:.2f} blocks incl. {attention / 1e9:.2f} attention "
+                            f"+ {head / 1e9:.2f} head) GFLOP fwd for {tokens} tokens")}
+
+
 def summarize(values):
     """Median, min, max and relative spread ((max - min) / median) of a list."""
     ordered = list(values)

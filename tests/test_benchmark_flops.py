@@ -36,3 +36,40 @@ def test_mae_vit_s16_step():
 def test_vision_counts_unchanged_by_the_stem_argument():
     assert common.vision_step_flops("resnet20", 1)["forward_per_image"] == 81_102_080
     assert common.vision_step_flops("resnet50", 1)["forward_per_image"] == 8_178_368_512
+
+
+def test_gpt2_small_step_is_six_n_tokens_plus_attention():
+    # GPT-2 small, B = 4, T = 256: the blocks' matrices 12 x (4 x 768^2 + 2 x 768 x 3072) and the
+    # tied output projection 50,257 x 768 each see all 1,024 tokens (6 N x tokens), plus the
+    # attention term 12 L T D per token (QK^T and AV, forward 4 T D, x 3).
+    config = dict(common.LM_MODELS["gpt2_small"])
+    flops = common.lm_step_flops(**config)
+    n = 12 * (4 * 768 * 768 + 2 * 768 * 3072) + 50257 * 768
+    assert n == 123_532_032
+    tokens = 4 * 256
+    assert flops["tokens"] == tokens
+    assert flops["total"] == 6 * n * tokens + 12 * 12 * 256 * 768 * tokens == 787_971_833_856
+
+
+def test_bert_base_step_runs_the_mlm_head_on_the_chosen_positions_only():
+    # BERT-base MLM + NSP, B = 8, T = 128, M = 20 chosen positions: encoder 6 N_enc x tokens +
+    # attention; MLM head (transform D^2 + tied decoder V D) on B M positions; pooler + NSP on B.
+    config = dict(common.LM_MODELS["bert_base"])
+    flops = common.lm_step_flops(**config)
+    tokens = 8 * 128
+    encoder = 6 * 12 * (4 * 768 * 768 + 2 * 768 * 3072) * tokens + 12 * 12 * 128 * 768 * tokens
+    head = 6 * 8 * 20 * (768 * 768 + 30522 * 768) + 6 * 8 * (768 * 768 + 2 * 768)
+    assert flops["total"] == encoder + head == 559_431_917_568
+    # The stock all-position head adds 6 B (T - M) (D^2 + V D): 22 % more at these sizes.
+    assert 0.21 < 6 * 8 * 108 * (768 * 768 + 30522 * 768) / flops["total"] < 0.23
+
+
+def test_lm_step_flops_scale_with_batch_and_reject_an_unknown_family():
+    config = dict(common.LM_MODELS["gpt2_small"], batch_size=8)
+    assert common.lm_step_flops(**config)["total"] == 2 * 787_971_833_856
+    try:
+        common.lm_step_flops(**dict(config, family="t5"))
+    except ValueError as exc:
+        assert "t5" in str(exc)
+    else:
+        raise AssertionError("an unknown family must raise")
