@@ -190,6 +190,10 @@ def test_heads_and_presets():
         "version": 1, "queue_size": 65536, "momentum": 0.999, "temperature": 0.07}
     assert MOCO_PRESETS["moco_v2_resnet50"]["config"]["temperature"] == 0.2
     assert MOCO_PRESETS["moco_v2_resnet20_cifar"]["backbone"] == ("resnet20_cifar", {})
+    # The MNIST ablation's preset: the paper's m = 0.999 on a ResNet-8 (one block per stage, 16-32-64).
+    assert MOCO_PRESETS["moco_v2_resnet8_mnist"]["backbone"] == ("resnet20_cifar", {"stage_blocks": [1, 1, 1]})
+    assert MOCO_PRESETS["moco_v2_resnet8_mnist"]["config"] == {
+        "version": 2, "queue_size": 2048, "momentum": 0.999, "temperature": 0.2, "projection_hidden_dim": 64}
     # A preset's MoCo arguments on another backbone (building ResNets is left to their own tests).
     moco = MoCo.from_preset("moco_v2_resnet20_cifar", backbone=_backbone(size=16), queue_size=64)
     assert moco.queue_size == 64 and moco.momentum == 0.99 and moco.projection_hidden_dim == 64
