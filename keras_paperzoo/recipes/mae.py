@@ -8,6 +8,11 @@ encoder 4 x 128, decoder 2 x 128; the paper's are ViT-B/L/H and 8 x 512), the
 images (digits resized to 32 x 32, patches of 4 so the grid is 8 x 8 like the
 classifier recipes'), and the run (about 300 updates, 27 epochs of digits at batch
 128, against the paper's 800 epochs of 312 updates at batch 4096). Augmentation: none (the paper uses random-resized crops and flips).
+Inputs are standardised by the training set's per-channel mean and std, as the paper's
+pipeline does (the saved model and encoder expect standardised images; the statistics
+are in the metrics as `input_mean` / `input_std`): on raw [0, 1] pixels of mostly blank
+images the fixed sin-cos position table drowns the patch tokens (see
+`applications/mae_cifar.py`).
 
 Reported: the training loss, the reconstruction loss on the test split, kNN
 accuracy of the frozen encoder's features (k = 200 cosine, the InstDisc monitor)
@@ -66,6 +71,11 @@ def run(args, extra_callbacks=()):
     image_size = args.image_size or (32 if dataset == "digits" else None)
     x_train, y_train = load_dataset(dataset, split="train", image_size=image_size)
     x_test, y_test = load_dataset(dataset, split="test", image_size=image_size)
+    mean, std = x_train.mean(axis=(0, 1, 2)), x_train.std(axis=(0, 1, 2))  # (C,) each
+    if np.any(std <= 0):
+        raise RecipeError(f"The training images have a channel of zero variance (std {std.tolist()}).")
+    x_train = ((x_train - mean) / std).astype("float32")  # the paper's standardised inputs
+    x_test = ((x_test - mean) / std).astype("float32")
     batch_size = args.batch_size or 128
     if batch_size > len(x_train):
         raise RecipeError(f"--batch-size {batch_size} is larger than the {len(x_train)} training images.")
@@ -78,7 +88,8 @@ def run(args, extra_callbacks=()):
     epochs = args.epochs or max(1, round(DEFAULT_UPDATES / steps_per_epoch))
     mae.compile(batch_size=batch_size, steps_per_epoch=steps_per_epoch, epochs=epochs)
 
-    pictures = MAEReconstruction(x_test[:8], output_dir, seed=args.seed)
+    value_range = (float(np.min(-mean / std)), float(np.max((1 - mean) / std)))  # [0, 1] pixels, standardised
+    pictures = MAEReconstruction(x_test[:8], output_dir, seed=args.seed, value_range=value_range)
     callbacks = [
         # Masks drawn from (seed, epoch), so that --resume redraws the uninterrupted run's masks.
         batches.epoch_callback(), EpochSeeds(args.seed), keras.callbacks.TerminateOnNaN(), pictures,
@@ -103,6 +114,8 @@ def run(args, extra_callbacks=()):
             "test_reconstruction_loss": float(test_loss),
             "knn_accuracy": knn,
             "paper": PAPER,
+            "input_mean": [float(v) for v in mean],
+            "input_std": [float(v) for v in std],
             "preset": getattr(args, "preset", None) or DEFAULT_PRESET,
             "mask_ratio": mae.mask_ratio,
             "patch_size": list(mae.patch_size),

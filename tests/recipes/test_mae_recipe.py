@@ -37,6 +37,10 @@ def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictur
     assert saved["patch_size"] == [4, 4] and saved["mask_ratio"] == 0.75  # an 8 x 8 grid
     assert saved["steps_per_epoch"] == 2 and saved["epochs"] == 1 and saved["train_images"] == 256
     assert np.isfinite(saved["loss"]) and np.isfinite(saved["test_reconstruction_loss"])
+    # Standardised inputs (the paper's): the training digits' mean and std are recorded for inference.
+    train_digits = fewer_digits("digits", split="train", image_size=32)[0]
+    assert saved["input_mean"] == pytest.approx([float(train_digits.mean())], rel=1e-4)
+    assert saved["input_std"] == pytest.approx([float(train_digits.std())], rel=1e-4)
     assert saved["knn_accuracy"] is None or 0.0 <= saved["knn_accuracy"] <= 1.0
     assert metrics["encoder_parameters"] < metrics["parameters"]
     encoder = keras.saving.load_model(tmp_path / "encoder.keras")

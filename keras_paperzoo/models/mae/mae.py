@@ -84,7 +84,12 @@ class MAE(keras.Model):
     overwritten with the 2-D sin-cos values and frozen (`position_layer.trainable =
     False`); the authors' fine-tuning trains that table again, so set
     `mae.encoder.position_layer.trainable = True` before fine-tuning in the same
-    session (a saved encoder loads trainable). Encoders with the factorised "2d" or
+    session (a saved encoder loads trainable). The sin-cos values have amplitude 1
+    (rms 0.71), the scale of the patch tokens of standardised images (the paper
+    normalises inputs by the dataset's mean and std): feed standardised images. On raw
+    [0, 1] pixels of mostly blank images (MNIST) the table drowns the patch content
+    and the encoder fine-tunes far worse than the same ViT with its learned table
+    (measured in `applications/mae_cifar.py`). Encoders with the factorised "2d" or
     no position embedding keep theirs. Relative-position and hybrid ViTs are not
     supported (masking drops tokens from the fixed grid those need).
 
