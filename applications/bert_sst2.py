@@ -203,14 +203,15 @@ def summarise(metrics):
                 row[arm] = {"mean": round(float(values.mean()), 2), "two_se": round(2 * se, 2),
                             "per_seed": values.tolist()}
         if len(row) == 2:
-            by_seed = {a: {r["seed"]: r["dev_accuracy_percent"] for r in runs.values() if r["arm"] == a and r["lr"] == lr}
-                       for a in row}
+            by_seed = {a: {r["seed"]: r["dev_accuracy_percent"] for r in runs.values()
+                           if r["arm"] == a and r["lr"] == lr} for a in row}
             seeds = sorted(set(by_seed["pretrained"]) & set(by_seed["random_init"]))
             gains = np.array([by_seed["pretrained"][s] - by_seed["random_init"][s] for s in seeds])
             p = (row["pretrained"]["mean"] + row["random_init"]["mean"]) / 200
             seeds_se = gains.std(ddof=1) / np.sqrt(len(gains)) if len(gains) > 1 else 0.0
             se = float(np.hypot(seeds_se, 100 * np.sqrt(2 * p * (1 - p) / n_dev)))
-            row["gain"] = {"mean": round(float(gains.mean()), 2), "two_se": round(2 * se, 2), "per_seed": gains.tolist()}
+            row["gain"] = {"mean": round(float(gains.mean()), 2), "two_se": round(2 * se, 2),
+                           "per_seed": [round(float(g), 2) for g in gains]}
         summary[f"{lr:g}"] = row
     metrics["summary"] = summary
     return metrics
@@ -239,7 +240,8 @@ def report(metrics):
     if pre:
         lines += [f"Pre-training end: MLM loss {pre['mlm_loss'][-1]:.3f}, MLM accuracy {pre['mlm_accuracy'][-1]:.3f}, "
                   f"NSP accuracy {pre['nsp_accuracy'][-1]:.3f}.", ""]
-    lines += ["| fine-tuning lr | BERT " + size + " pre-trained | from random init | gain (points) |", "|---|---|---|---|"]
+    lines += [f"| fine-tuning lr | BERT {size} pre-trained | from random init | gain (points) |",
+              "|---|---|---|---|"]
     for lr, row in metrics["summary"].items():
         cells = [f"{row[k]['mean']:.2f} ± {row[k]['two_se']:.2f}" if k in row else "" for k in
                  ("pretrained", "random_init", "gain")]
