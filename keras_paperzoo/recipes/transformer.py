@@ -18,7 +18,10 @@ What is scaled to a CPU, and why: the model (`--preset transformer_tiny` for toy
 vocabulary (8,000 for Multi30k's 29k pairs, not 37,000); and the warmup, which is 10 %
 of the run's updates (at most the paper's 4,000), with the schedule scaled so that its
 peak is the paper's base-model peak, 512^-0.5 * 4000^-0.5 = 7.0e-4 (a short run would
-otherwise spend itself warming up). No checkpoint averaging.
+otherwise spend itself warming up). `train_and_evaluate` also takes the warmup and the
+peak, length buckets, checkpoint averaging of the last epoch ends (Sec. 6.1; off by
+default), a wall-clock budget, and alphas to choose the length penalty from on
+validation BLEU (Sec. 6.1: "chosen after experimentation on the development set").
 """
 
 import math
@@ -65,19 +68,102 @@ def run(args):
     )
 
 
+def _wall_clock_budget(seconds):
+    """Stops `fit` at the first epoch end after `seconds` of training."""
+    import time
+
+    import keras
+
+    class WallClockBudget(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            self.start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            if time.perf_counter() - self.start >= seconds:
+                self.model.stop_training = True
+
+    return WallClockBudget()
+
+
+def _snapshot_callback(folder, keep):
+    """Saves the weights at every epoch end into FOLDER/epoch_NNNN.npz, keeping the last `keep`."""
+    import keras
+
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    class Snapshots(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            np.savez(folder / f"epoch_{epoch + 1:04d}.npz", *self.model.get_weights())
+            for old in sorted(folder.glob("epoch_*.npz"))[:-keep]:
+                old.unlink()
+
+    return Snapshots()
+
+
+def average_snapshots(model, folder, last):
+    """Set `model`'s weights to the mean of the last `last` snapshots in FOLDER (Sec. 6.1); returns their names."""
+    files = sorted(pathlib.Path(folder).glob("epoch_*.npz"))[-last:]
+    if not files:
+        return []
+    total = None
+    for path in files:
+        with np.load(path) as arrays:
+            weights = [arrays[f"arr_{i}"].astype("float64") for i in range(len(arrays.files))]
+        total = weights if total is None else [t + w for t, w in zip(total, weights)]
+    model.set_weights([(t / len(files)).astype(w.dtype) for t, w in zip(total, model.get_weights())])
+    return [path.name for path in files]
+
+
+def _cached_vocabulary(path, texts, size):
+    """The vocabulary in PATH if a previous (or interrupted) run learned it, else learn and save it."""
+    from keras_paperzoo.models.transformer.transformer_tokenizer import learn_vocabulary
+
+    path = pathlib.Path(path)
+    if path.is_file():
+        return path.read_text(encoding="utf-8").split("\n")[:-1]
+    vocabulary = learn_vocabulary(texts, size)
+    path.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    return vocabulary
+
+
+def repetitive_count(texts, run=4):
+    """How many texts hold a character or a word repeated `run` or more times in a row
+    ("spppppan", "a dog dog dog dog"), the degenerate output of an under-trained decoder."""
+    import re
+
+    pattern = re.compile(r"(\w)\1{%d,}|\b(\w+)(?: \2\b){%d,}" % (run - 1, run - 1))
+    return sum(bool(pattern.search(text)) for text in texts)
+
+
 def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=None, steps_per_epoch=None,
-                       seed=0, resume=False, verbose=1, vocabulary_size=None, beam_size=4):
+                       seed=0, resume=False, verbose=1, vocabulary_size=None, beam_size=4, length_penalty=0.6,
+                       warmup_steps=None, peak_rate=PAPER_PEAK_RATE, buckets=None, average_last=1,
+                       max_train_seconds=None, tune_length_penalty=(), tune_pairs=400):
     """Learn the shared vocabulary, train, save, translate the test sentences with beam search, BLEU.
 
     `corpus` is `(name, (train_src, train_tgt), (valid_src, valid_tgt), (test_src, test_tgt))`
     as from `load_corpus`. Returns the metrics also written to OUTPUT_DIR/metrics.json.
+
+    Budget knobs beyond the defaults: `warmup_steps` (default 10 % of the updates, at most
+    4000) and `peak_rate` (the schedule's maximum, default the paper's base-model 7.0e-4);
+    `buckets` (length buckets of `translation_batches`); `average_last` > 1 averages the
+    weights saved at the last epoch ends (the paper averages its last 5 checkpoints,
+    Sec. 6.1); `max_train_seconds` stops at the first epoch end past that wall time (the
+    schedule does not depend on the total, so a stopped run is a shorter run of the same
+    recipe); `tune_length_penalty` (alphas) picks alpha by BLEU on the first `tune_pairs`
+    validation pairs, as the paper chose alpha "on the development set" (Sec. 6.1), and the
+    test set is then decoded with that alpha and, if different, with `length_penalty`.
+    The vocabulary is cached in OUTPUT_DIR/vocabulary.txt and the snapshots in
+    OUTPUT_DIR/snapshots, so `resume=True` continues an interrupted run.
     """
     import keras
 
     from keras_paperzoo.data.translation import encode_pairs, translation_batches
     from keras_paperzoo.evaluation.bleu import corpus_bleu
     from keras_paperzoo.models.transformer.transformer_presets import TRANSFORMER_PRESETS
-    from keras_paperzoo.models.transformer.transformer_tokenizer import learn_vocabulary, make_tokenizer
+    from keras_paperzoo.data.translation import DEFAULT_BUCKETS
+    from keras_paperzoo.models.transformer.transformer_tokenizer import make_tokenizer
     from keras_paperzoo.models.transformer.transformer_translator import TransformerTranslator, paper_optimizer
     from keras_paperzoo.recipes import common
 
@@ -91,11 +177,12 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     output_dir = common.prepare_output_dir(output_dir, resume)
     with common.Timer() as vocab_timer:
         target_size = vocabulary_size or (1000 if name == "toy" else TRANSFORMER_PRESETS[preset]["config"]["vocabulary_size"])
-        vocabulary = learn_vocabulary(train_src + train_tgt, target_size)
+        vocabulary = _cached_vocabulary(output_dir / "vocabulary.txt", train_src + train_tgt, target_size)
     tokenizer = make_tokenizer(vocabulary)
-    train = translation_batches(encode_pairs(tokenizer, train_src, train_tgt), batch_size, seed=seed)
-    valid = translation_batches(encode_pairs(tokenizer, valid_src, valid_tgt), batch_size, shuffle=False,
-                                drop_remainder=False)
+    buckets = tuple(buckets or DEFAULT_BUCKETS)
+    train = translation_batches(encode_pairs(tokenizer, train_src, train_tgt), batch_size, buckets=buckets, seed=seed)
+    valid = translation_batches(encode_pairs(tokenizer, valid_src, valid_tgt), batch_size, buckets=buckets,
+                                shuffle=False, drop_remainder=False)
     batches_per_epoch = int(train.cardinality())
     if batches_per_epoch < 1:
         raise RecipeError(f"--batch-size {batch_size} is larger than the training set allows.")
@@ -106,11 +193,15 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     total_updates = epochs * steps_per_epoch
 
     translator = TransformerTranslator.from_preset(preset, tokenizer=tokenizer, vocabulary_size=len(vocabulary))
-    warmup = int(min(4000, max(1, total_updates // 10)))
+    warmup = int(warmup_steps or min(4000, max(1, total_updates // 10)))
     hidden = translator.backbone.hidden_dim
-    translator.compile(optimizer=paper_optimizer(hidden, warmup, PAPER_PEAK_RATE * math.sqrt(hidden * warmup)))
+    translator.compile(optimizer=paper_optimizer(hidden, warmup, peak_rate * math.sqrt(hidden * warmup)))
 
     callbacks = [keras.callbacks.TerminateOnNaN(), common.checkpoint_callback(output_dir)]
+    if max_train_seconds:
+        callbacks.append(_wall_clock_budget(max_train_seconds))
+    if average_last > 1:
+        callbacks.append(_snapshot_callback(output_dir / "snapshots", average_last))
     with common.Timer() as timer:
         history = translator.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=valid,
                                  callbacks=callbacks, verbose=verbose)
@@ -118,15 +209,44 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     if not np.all(np.isfinite(losses)):
         common.remove_checkpoint(output_dir)
         raise RecipeError(f"Training diverged: the loss became {losses[-1]}; try another --seed or a smaller model.")
+    updates_done = int(keras.ops.convert_to_numpy(translator.optimizer.iterations))
+    averaged = average_snapshots(translator, output_dir / "snapshots", average_last) if average_last > 1 else []
+    averaged_val_loss = float(translator.evaluate(valid, verbose=0)) if averaged else None
     translator.save(output_dir / "model.keras")
 
+    def test_bleu(alpha):
+        hypotheses = translator.translate(test_src, beam_size=beam_size, length_penalty=alpha, batch_size=250)
+        return hypotheses, corpus_bleu(hypotheses, test_tgt)
+
+    tuning = {}
+    with common.Timer() as tune_timer:
+        for alpha in tune_length_penalty:
+            tuned = translator.translate(valid_src[:tune_pairs], beam_size=beam_size, length_penalty=alpha,
+                                         batch_size=250)
+            tuning[str(alpha)] = corpus_bleu(tuned, valid_tgt[:tune_pairs])["bleu"]
+    chosen = float(max(tuning, key=tuning.get)) if tuning else length_penalty
     with common.Timer() as decode_timer:
-        hypotheses = translator.translate(test_src, beam_size=beam_size, length_penalty=0.6, batch_size=100)
-    bleu = corpus_bleu(hypotheses, test_tgt)
+        hypotheses, bleu = test_bleu(chosen)
+    paper_alpha = None
+    if chosen != length_penalty:
+        paper_alpha = test_bleu(length_penalty)[1]
     (output_dir / "test_translations.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
     metrics = {key: values[-1] for key, values in history.history.items()}
     metrics.update(
         {
+            "length_penalty": chosen,
+            "validation_bleu_by_length_penalty": tuning,
+            "validation_tuning_pairs": min(tune_pairs, len(valid_src)) if tuning else 0,
+            "tuning_seconds": round(tune_timer.seconds, 2),
+            "test_bleu_at_paper_length_penalty": None if paper_alpha is None else paper_alpha["bleu"],
+            "test_hypothesis_length": bleu["hypothesis_length"],
+            "test_reference_length": bleu["reference_length"],
+            "repetitive_hypotheses": repetitive_count(hypotheses),
+            "averaged_snapshots": averaged,
+            "averaged_val_loss": averaged_val_loss,
+            "updates_done": updates_done,
+            "peak_learning_rate": peak_rate,
+            "buckets": list(buckets),
             "test_bleu": bleu["bleu"],
             "test_bleu_signature": bleu["signature"],
             "test_bleu_precisions": bleu["precisions"],

@@ -4,6 +4,7 @@ import argparse
 import json
 
 import keras
+import numpy as np
 import pytest
 
 from keras_paperzoo.data.translation_toy import toy_translation_corpus
@@ -49,3 +50,36 @@ def test_the_built_in_corpus_and_bad_datasets(tmp_path):
         transformer.load_corpus(str(tmp_path), seed=0)
     with pytest.raises(RecipeError, match="Unknown --preset 'nope'"):
         transformer.run(args(tmp_path, preset="nope"))
+
+
+def test_repetitive_count_flags_runs_of_characters_and_words():
+    texts = ["A spppppppan runs.", "a dog dog dog dog runs", "A good man sleeps.", "a dog dog dog runs"]
+    assert transformer.repetitive_count(texts) == 2
+
+
+def test_snapshots_are_averaged_and_the_vocabulary_is_cached(tmp_path, monkeypatch):
+    """Three epochs with snapshots, the mean of the last two loaded; alpha picked on validation."""
+    def small_corpus(dataset, seed):
+        return ("toy", toy_translation_corpus(64, seed), toy_translation_corpus(16, seed + 1),
+                toy_translation_corpus(3, seed + 2))
+
+    monkeypatch.setattr(transformer, "load_corpus", small_corpus)
+    corpus = small_corpus(None, 0)
+    metrics = transformer.train_and_evaluate(
+        corpus, tmp_path / "run", epochs=3, steps_per_epoch=1, batch_size=8, verbose=0, beam_size=2,
+        warmup_steps=2, peak_rate=1e-3, buckets=(24, 64), average_last=2, tune_length_penalty=(0.6, 1.0),
+        tune_pairs=4,
+    )
+    snapshots = sorted((tmp_path / "run" / "snapshots").glob("*.npz"))
+    assert [p.name for p in snapshots] == ["epoch_0002.npz", "epoch_0003.npz"]
+    assert metrics["averaged_snapshots"] == ["epoch_0002.npz", "epoch_0003.npz"]
+    assert metrics["updates_done"] == 3 and metrics["warmup_steps"] == 2 and metrics["buckets"] == [24, 64]
+    assert set(metrics["validation_bleu_by_length_penalty"]) == {"0.6", "1.0"}
+    assert metrics["length_penalty"] in (0.6, 1.0)
+    model = keras.saving.load_model(tmp_path / "run" / "model.keras")
+    expected = [np.mean([np.load(p)[f"arr_{i}"] for p in snapshots], axis=0) for i in range(len(np.load(snapshots[0]).files))]
+    for weight, mean in zip(model.get_weights(), expected):
+        np.testing.assert_allclose(weight, mean, rtol=1e-5, atol=1e-6)
+    vocabulary = (tmp_path / "run" / "vocabulary.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    assert vocabulary[:4] == ["[PAD]", "[UNK]", "[START]", "[END]"]
+    assert metrics["vocabulary_size"] == len(vocabulary)

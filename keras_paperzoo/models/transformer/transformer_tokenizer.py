@@ -72,11 +72,17 @@ def texts_to_ids(tokenizer, texts, end_token_id=END_ID, padding_id=PAD_ID, max_l
 _SPACE_BEFORE = re.compile(r" ([.,!?;:%)\]}])")
 _SPACE_AFTER = re.compile(r"([(\[{$]) ")
 _APOSTROPHE = re.compile(r" ' ")
+_HYPHEN = re.compile(r"(?<=\w) - (?=\w)")  # "t - shirt" -> "t-shirt"; captions have no spaced dashes
 
 
 def join_pieces(text):
-    """Undo the tokenizer's spaces around punctuation: "a dog , don ' t ." -> "a dog, don't."."""
+    """Undo the tokenizer's spaces around punctuation: "a t - shirt , don ' t ." -> "a t-shirt, don't.".
+
+    sacreBLEU's 13a tokenization keeps intra-word hyphens, so "t - shirt" would count as
+    three tokens against the reference's one "t-shirt".
+    """
     text = _APOSTROPHE.sub("'", text)
+    text = _HYPHEN.sub("-", text)
     text = _SPACE_BEFORE.sub(r"\1", text)
     return _SPACE_AFTER.sub(r"\1", text).strip()
 

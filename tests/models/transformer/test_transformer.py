@@ -220,6 +220,8 @@ def translator():
 
 def test_join_pieces_undoes_the_tokenizer_spacing():
     assert join_pieces("a dog , don ' t run ( fast ) !") == "a dog, don't run (fast)!"
+    # 13a keeps intra-word hyphens: "t - shirt" must become the reference's one token.
+    assert join_pieces("a man in a t - shirt and a four - wheeler .") == "a man in a t-shirt and a four-wheeler."
 
 
 def test_translate_fit_config_and_save(translator, tmp_path):
