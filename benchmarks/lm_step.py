@@ -346,13 +346,6 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def print_load(payload):
-    print(f"\n{payload['date']}; 1-min load average {payload['loadavg_start'][0]:.1f} -> "
-          f"{payload['loadavg_end'][0]:.1f}; {payload['wall_s']:.0f} s in all.")
-    for model, entry in payload["models"].items():
-        print(f"  {model}: load {entry['loadavg_start'][0]:.1f} -> {entry['loadavg_end'][0]:.1f}")
-
-
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
@@ -367,7 +360,7 @@ def main(argv=None):
             margs.steps = entry["steps"]
             report(model, entry["results"], margs, saved.peak_gflops, entry["flops_per_step"], entry["config"])
         summary(payload["models"], list(payload["models"]))
-        print_load(payload)
+        turns.print_load(payload)
         return
     t0 = time.perf_counter()
 
@@ -396,7 +389,7 @@ def main(argv=None):
                 json.dump(payload, f, indent=2)
     log("done")
     summary(payload["models"], args.models)
-    print_load(payload)
+    turns.print_load(payload)
     if args.json:
         print(f"wrote {args.json}")
 

@@ -235,13 +235,6 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def print_load(payload):
-    print(f"\n{payload['date']}; 1-min load average {payload['loadavg_start'][0]:.1f} -> "
-          f"{payload['loadavg_end'][0]:.1f}; {payload['wall_s']:.0f} s in all.")
-    for model, entry in payload["models"].items():
-        print(f"  {model}: load {entry['loadavg_start'][0]:.1f} -> {entry['loadavg_end'][0]:.1f}")
-
-
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
@@ -256,7 +249,7 @@ def main(argv=None):
             margs.batch_size, margs.steps = entry["batch_size"], entry["steps"]
             vision_step.report(model, entry["results"], margs, saved.peak_gflops, entry["flops_per_step"])
         vision_step.summary(payload["models"], list(payload["models"]))
-        print_load(payload)
+        turns.print_load(payload)
         return
     t0 = time.perf_counter()
 
@@ -286,7 +279,7 @@ def main(argv=None):
                 json.dump(payload, f, indent=2)
     log("done")
     vision_step.summary(payload["models"], args.models)
-    print_load(payload)
+    turns.print_load(payload)
     if args.json:
         print(f"wrote {args.json}")
 

@@ -271,3 +271,10 @@ def table(header, rows):
              "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def print_load(payload):
+    print(f"\n{payload['date']}; 1-min load average {payload['loadavg_start'][0]:.1f} -> "
+          f"{payload['loadavg_end'][0]:.1f}; {payload['wall_s']:.0f} s in all.")
+    for model, entry in payload["models"].items():
+        print(f"  {model}: load {entry['loadavg_start'][0]:.1f} -> {entry['loadavg_end'][0]:.1f}")
