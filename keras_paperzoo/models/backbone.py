@@ -23,6 +23,8 @@ TinyBackbone.from_preset("tiny", filters=16)
 ```
 """
 
+import copy
+
 import keras
 
 
@@ -114,3 +116,22 @@ def check_image_shape(owner, image_shape, include_fc, min_size, why):
                 f"pixels; got image_shape={image_shape}."
             )
     return image_shape
+
+
+def deserialize_nested(config, *names):
+    """A copy of `config` with the serialized Keras objects under `names` deserialized.
+
+    For `from_config` of models that wrap others (a trainer and its backbone, a GAN
+    and its two networks, a translator and its tokenizer): their `get_config` nests
+    the inner objects with `keras.saving.serialize_keras_object`. The copy is deep
+    because Keras's deserialization consumes nested dicts. Entries that are absent,
+    None or not serialized objects (no "class_name") are left as they are.
+
+    Example: `return cls(**deserialize_nested(config, "backbone"))`.
+    """
+    config = copy.deepcopy(config)
+    for name in names:
+        value = config.get(name)
+        if isinstance(value, dict) and "class_name" in value:
+            config[name] = keras.saving.deserialize_keras_object(value)
+    return config

@@ -5,6 +5,7 @@ import keras
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.backbone import deserialize_nested
 
 # ResNet's classifier (He et al. 2016: global average pooling, then a fully connected
 # layer with softmax; Sec. 3.4 and 4.2). The paper initialises "as in [13]" (He et al.
@@ -214,8 +215,4 @@ class ImageClassifier(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        import copy
-
-        config = copy.deepcopy(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone"))

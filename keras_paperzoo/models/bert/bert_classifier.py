@@ -1,6 +1,5 @@
 """BERT fine-tuned for sequence classification, single sentences or pairs (Devlin et al. 2019, Sec. 4.1, Fig. 4a, b)."""
 
-import copy
 
 import keras
 
@@ -8,6 +7,7 @@ from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initiali
 from keras_paperzoo.models.bert.bert_optimizer import fine_tuning_optimizer
 from keras_paperzoo.training.compile_state import restore_compile
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+from keras_paperzoo.models.backbone import deserialize_nested
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -92,6 +92,4 @@ class BertClassifier(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = copy.deepcopy(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone"))

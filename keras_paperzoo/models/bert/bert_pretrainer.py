@@ -1,6 +1,5 @@
 """BERT pre-training: masked LM and next sentence prediction (Devlin et al. 2019, Sec. 3.1, App. A.1)."""
 
-import copy
 
 import keras
 import keras_hub
@@ -9,6 +8,7 @@ from keras import ops
 from keras_paperzoo.models.bert.bert_backbone import BertBackbone, _activation, bert_initializer
 from keras_paperzoo.models.bert.bert_optimizer import PAPER_PRETRAINING_STEPS, pretraining_optimizer
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.backbone import deserialize_nested
 
 
 def masked_lm_loss(mask_ids, logits, mask_weights):
@@ -142,9 +142,7 @@ class BertPretrainer(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = copy.deepcopy(config)  # Keras's deserialization consumes nested dicts
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone"))
 
 
 def _check_targets(y):

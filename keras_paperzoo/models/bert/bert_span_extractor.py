@@ -1,6 +1,5 @@
 """BERT fine-tuned for span extraction, SQuAD-style question answering (Devlin et al. 2019, Sec. 4.2, Fig. 4c)."""
 
-import copy
 
 import numpy as np
 
@@ -11,6 +10,7 @@ from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initiali
 from keras_paperzoo.models.bert.bert_optimizer import fine_tuning_optimizer
 from keras_paperzoo.training.compile_state import restore_compile
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+from keras_paperzoo.models.backbone import deserialize_nested
 
 
 def span_loss(start_positions, end_positions, start_logits, end_logits):
@@ -150,6 +150,4 @@ class BertSpanExtractor(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = copy.deepcopy(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone"))

@@ -3,7 +3,6 @@
 https://arxiv.org/abs/1406.2661
 """
 
-import copy
 
 import keras
 from keras import ops
@@ -12,6 +11,7 @@ from keras_paperzoo.losses.gan import GENERATOR_LOSSES, discriminator_loss
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import ExponentialDecayWithFloor, LinearRamp
 from keras_paperzoo.training.step import MultiOptimizerTrainer
+from keras_paperzoo.models.backbone import deserialize_nested
 
 NOISE_KINDS = ("gaussian", "uniform")
 
@@ -265,10 +265,7 @@ class GAN(MultiOptimizerTrainer):
 
     @classmethod
     def from_config(cls, config):
-        config = copy.deepcopy(config)  # Keras's deserialization consumes nested dicts
-        config["generator"] = keras.saving.deserialize_keras_object(config["generator"])
-        config["discriminator"] = keras.saving.deserialize_keras_object(config["discriminator"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "generator", "discriminator"))
 
     @classmethod
     def from_preset(cls, name, **overrides):

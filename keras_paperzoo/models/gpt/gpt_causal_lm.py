@@ -11,6 +11,7 @@ from keras_paperzoo.models.gpt.gpt_backbone import GPTBackbone
 from keras_paperzoo.training.compile_state import restore_compile
 from keras_paperzoo.training.schedules import LinearRamp, WarmupCosineDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+from keras_paperzoo.models.backbone import deserialize_nested
 
 
 def paper_optimizer(total_steps=None, warmup_steps=2000, peak_learning_rate=2.5e-4, weight_decay=0.01):
@@ -135,11 +136,7 @@ class GPTCausalLM(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        if isinstance(config.get("tokenizer"), dict):
-            config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone", "tokenizer"))
 
     @classmethod
     def from_preset(cls, name, tokenizer=None, **overrides):

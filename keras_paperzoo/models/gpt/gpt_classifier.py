@@ -7,6 +7,7 @@ from keras_paperzoo.models.gpt.gpt_backbone import INITIALIZER_RANGE, GPTBackbon
 from keras_paperzoo.training.compile_state import restore_compile
 from keras_paperzoo.training.schedules import WarmupLinearDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
+from keras_paperzoo.models.backbone import deserialize_nested
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -155,6 +156,4 @@ class GPTClassifier(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone"))

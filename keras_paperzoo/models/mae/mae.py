@@ -3,7 +3,6 @@
 https://arxiv.org/abs/2111.06377
 """
 
-import copy
 import inspect
 
 import numpy as np
@@ -20,6 +19,7 @@ from keras_paperzoo.models.vit.vit_backbone import ViTBackbone
 from keras_paperzoo.training.schedules import WarmupCosineDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.backbone import deserialize_nested
 
 IMAGENET_TRAIN_IMAGES = 1_281_167
 NORM_PIX_EPSILON = 1e-6
@@ -283,9 +283,7 @@ class MAE(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = copy.deepcopy(config)  # Keras's deserialization consumes nested dicts
-        config["encoder"] = keras.saving.deserialize_keras_object(config["encoder"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "encoder"))
 
     @classmethod
     def from_preset(cls, name, **overrides):

@@ -4,7 +4,6 @@ Representation Learning" (https://arxiv.org/abs/1911.05722), and Chen et al. 202
 https://arxiv.org/abs/2003.04297).
 """
 
-import copy
 import numbers
 
 import keras
@@ -17,6 +16,7 @@ from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
 from keras_paperzoo.training.shuffle_bn import grouped_call
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.backbone import deserialize_nested
 
 DEFAULT_TEMPERATURE = {1: 0.07, 2: 0.2}  # MoCo v1 Sec. 4 / MoCo v2 ("--moco-t 0.2")
 IMAGENET_IMAGES = 1_281_167
@@ -357,12 +357,7 @@ class MoCo(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = copy.deepcopy(config)  # Keras's deserialization consumes nested dicts
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        augmentation = config.get("augmentation")
-        if isinstance(augmentation, dict) and "class_name" in augmentation:
-            config["augmentation"] = keras.saving.deserialize_keras_object(augmentation)
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone", "augmentation"))
 
     @classmethod
     def from_preset(cls, name, image_shape=None, **overrides):

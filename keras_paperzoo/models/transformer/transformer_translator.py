@@ -3,7 +3,6 @@ the paper's optimizer and schedule, greedy / beam-search decoding, `translate` o
 """
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_paperzoo.models.transformer.transformer_backbone import TransformerBackbone
@@ -11,6 +10,7 @@ from keras_paperzoo.models.transformer.transformer_decoding import beam_search, 
 from keras_paperzoo.models.transformer.transformer_schedule import NoamSchedule
 from keras_paperzoo.models.transformer.transformer_tokenizer import ids_to_texts, texts_to_ids
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.backbone import deserialize_nested
 
 
 def label_smoothed_cross_entropy(labels, logits, smoothing=0.1, padding_id=0):
@@ -169,8 +169,4 @@ class TransformerTranslator(keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        if config.get("tokenizer") is not None:
-            config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
-        return cls(**config)
+        return cls(**deserialize_nested(config, "backbone", "tokenizer"))
