@@ -238,17 +238,23 @@ def _run_child(model_path, path, format, submodel, tolerance, overwrite, inputs_
     return payload
 
 
+def _save_for_child(model, folder):
+    """`folder/model.keras` for the TensorFlow child process, or a ValueError saying why it cannot be written."""
+    model_file = os.path.join(folder, "model.keras")
+    try:
+        model.save(model_file)
+    except Exception as err:  # noqa: BLE001 - re-raised with the reason
+        raise ValueError(
+            f"on the {_backend()!r} backend the export runs under TensorFlow in a "
+            "child process, which needs the model saved to a .keras file; saving "
+            f"failed: {err}"
+        ) from err
+    return model_file
+
+
 def _export_via_child(model, path, format, arrays, tolerance, overwrite, layout):
     with tempfile.TemporaryDirectory(prefix="paperzoo_export_") as tmp:
-        model_file = os.path.join(tmp, "model.keras")
-        try:
-            model.save(model_file)
-        except Exception as err:  # noqa: BLE001 - re-raised with the reason
-            raise ValueError(
-                f"on the {_backend()!r} backend the export runs under TensorFlow in a "
-                "child process, which needs the model saved to a .keras file; saving "
-                f"failed: {err}"
-            ) from err
+        model_file = _save_for_child(model, tmp)
         inputs_npz = os.path.join(tmp, "inputs.npz")
         outputs_npz = os.path.join(tmp, "outputs.npz")
         np.savez(inputs_npz, **{f"input_{i}": a for i, a in enumerate(arrays)})

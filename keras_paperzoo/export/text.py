@@ -440,14 +440,7 @@ def _child_args(vocabulary, settings, lowercase, sequence_length, pairs, texts_j
 def _export_via_child(classifier, tokenizer, path, sequence_length, pairs, texts, tolerance, overwrite):
     path = exporters._check_path_only(path, "saved_model", overwrite)
     with tempfile.TemporaryDirectory(prefix="paperzoo_text_export_") as tmp:
-        model_file = os.path.join(tmp, "model.keras")
-        try:
-            classifier.save(model_file)
-        except Exception as err:  # noqa: BLE001 - re-raised with the reason
-            raise ValueError(
-                f"on the {exporters._backend()!r} backend the export runs under TensorFlow in "
-                f"a child process, which needs the model saved to a .keras file; saving failed: {err}"
-            ) from err
+        model_file = exporters._save_for_child(classifier, tmp)
         vocabulary, settings = write_tokenizer(tokenizer, tmp)
         texts_json = os.path.join(tmp, "texts.json")
         with open(texts_json, "w", encoding="utf-8") as f:

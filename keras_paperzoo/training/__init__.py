@@ -8,6 +8,7 @@ from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import (
     ExponentialDecayWithFloor,
     LinearRamp,
+    NoamSchedule,
     StepDecay,
     WarmupCosineDecay,
     WarmupLinearDecay,

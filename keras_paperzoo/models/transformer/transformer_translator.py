@@ -7,31 +7,11 @@ from keras import ops
 
 from keras_paperzoo.models.transformer.transformer_backbone import TransformerBackbone
 from keras_paperzoo.models.transformer.transformer_decoding import beam_search, greedy_search
-from keras_paperzoo.models.transformer.transformer_schedule import NoamSchedule
 from keras_paperzoo.models.transformer.transformer_tokenizer import ids_to_texts, texts_to_ids
+from keras_paperzoo.losses.label_smoothing import label_smoothed_cross_entropy
 from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.training.schedules import NoamSchedule
 from keras_paperzoo.models.backbone import deserialize_nested
-
-
-def label_smoothed_cross_entropy(labels, logits, smoothing=0.1, padding_id=0):
-    """Mean over non-padding positions of the cross-entropy against smoothed targets.
-
-    The target distribution is (1 - eps) on the label plus eps / V on every token
-    (Szegedy et al. 2016, the paper's "label smoothing of value eps_ls = 0.1", Sec. 5.4):
-    loss = (1 - eps) * (-log p_label) + eps * mean_v(-log p_v). Positions whose label is
-    `padding_id` do not count.
-
-    Args:
-        labels: (B, T) int token ids.
-        logits: (B, T, V) float.
-    """
-    log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (B, T, V)
-    labels = ops.cast(labels, "int32")
-    nll = -ops.squeeze(ops.take_along_axis(log_probs, labels[..., None], axis=-1), -1)  # (B, T)
-    uniform = -ops.mean(log_probs, axis=-1)  # (B, T)
-    loss = (1.0 - smoothing) * nll + smoothing * uniform
-    mask = ops.cast(ops.not_equal(labels, padding_id), "float32")
-    return ops.sum(loss * mask) / ops.maximum(ops.sum(mask), 1.0)
 
 
 def paper_optimizer(d_model, warmup_steps=4000, learning_rate_scale=1.0):

@@ -12,12 +12,10 @@ from keras import ops
 from keras_paperzoo.models.transformer.transformer_backbone import TransformerBackbone, transformer_parameter_count
 from keras_paperzoo.models.transformer.transformer_decoding import NEG, beam_search, greedy_search, length_penalty
 from keras_paperzoo.models.transformer.transformer_presets import TRANSFORMER_PRESETS
-from keras_paperzoo.models.transformer.transformer_schedule import NoamSchedule
 from keras_paperzoo.models.transformer.transformer_tokenizer import join_pieces, learn_vocabulary, make_tokenizer
-from keras_paperzoo.models.transformer.transformer_translator import (
-    TransformerTranslator,
-    label_smoothed_cross_entropy,
-)
+from keras_paperzoo.models.transformer.transformer_translator import TransformerTranslator
+from keras_paperzoo.losses import label_smoothed_cross_entropy
+from keras_paperzoo.training.schedules import NoamSchedule
 from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
 
 TINY = dict(num_layers=2, hidden_dim=32, intermediate_dim=64, num_heads=4, dropout=0.0)
