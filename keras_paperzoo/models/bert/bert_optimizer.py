@@ -8,7 +8,9 @@ the reference `run_classifier.py` warms up over the first 10 % of the steps.
 
 The reference `AdamWeightDecayOptimizer` decays every weight except LayerNorm parameters
 and biases (decoupled, as in AdamW) and uses epsilon 1e-6: `SelectiveDecayAdamW` with
-`no_decay="bias_and_norm"` is that rule. One difference: the reference optimizer has no
+`no_decay="bias_and_norm"` is that rule. The reference `create_optimizer` also clips the
+gradients to global norm 1.0 ("This is how the model was pre-trained"), for pre-training
+and fine-tuning alike: `global_clipnorm=1.0` here. One difference: the reference optimizer has no
 bias correction of the moment estimates; Keras's Adam has (it changes only the first
 few hundred updates, which warmup keeps small anyway).
 """
@@ -23,11 +25,13 @@ PAPER_WARMUP_STEPS = 10_000
 FINE_TUNING_LEARNING_RATES = (5e-5, 3e-5, 2e-5)
 
 
-def bert_optimizer(learning_rate, total_steps, warmup_steps, weight_decay=0.01):
-    """`SelectiveDecayAdamW` (beta 0.9 / 0.999, epsilon 1e-6, no decay on biases and LayerNorm) on `WarmupLinearDecay`."""
+def bert_optimizer(learning_rate, total_steps, warmup_steps, weight_decay=0.01, global_clipnorm=1.0):
+    """`SelectiveDecayAdamW` (beta 0.9 / 0.999, epsilon 1e-6, no decay on biases and LayerNorm, gradients clipped
+    to global norm 1.0 as the reference code) on `WarmupLinearDecay`."""
     schedule = WarmupLinearDecay(learning_rate, warmup_steps=warmup_steps, total_steps=total_steps)
     return SelectiveDecayAdamW(
-        schedule, weight_decay=weight_decay, beta_1=0.9, beta_2=0.999, epsilon=1e-6, no_decay="bias_and_norm"
+        schedule, weight_decay=weight_decay, beta_1=0.9, beta_2=0.999, epsilon=1e-6, no_decay="bias_and_norm",
+        global_clipnorm=global_clipnorm,
     )
 
 

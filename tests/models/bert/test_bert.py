@@ -130,6 +130,9 @@ def test_schedule_and_weight_decay(pretrainer):
     assert pretraining_optimizer(total_steps=2_000)._learning_rate.warmup_steps == 20
     assert fine_tuning_optimizer(300)._learning_rate.warmup_steps == 30
     assert (paper.beta_1, paper.beta_2, paper.weight_decay, paper.epsilon) == (0.9, 0.999, 0.01, 1e-6)
+    # The reference create_optimizer clips to global norm 1.0, in pre-training and fine-tuning.
+    assert paper.global_clipnorm == 1.0 and fine_tuning_optimizer(300).global_clipnorm == 1.0
+    assert type(paper).from_config(paper.get_config()).global_clipnorm == 1.0
     paper.build(pretrainer.trainable_variables)
     decayed = {v.path for v in pretrainer.trainable_variables if paper.decays(v)}
     assert any(p.endswith("transformer_layer_0/feedforward_intermediate_dense/kernel") for p in decayed)
