@@ -20,7 +20,9 @@ keras-paperzoo's `BertPretrainer` and `GPTCausalLM` compute in their `fit()` ste
   T = 128, M = 20 (the head's 2 (D^2 + V D) per position on 108 more positions per
   sequence).
   Optimizer: AdamW(lr 1e-4, betas (0.9, 0.999), eps 1e-6, weight decay 0.01 except
-  biases and LayerNorm), as `BertPretrainer.compile()`'s `SelectiveDecayAdamW`.
+  biases and LayerNorm) after clipping the gradients to global norm 1.0, as
+  `BertPretrainer.compile()`'s `SelectiveDecayAdamW(global_clipnorm=1.0)` (the BERT
+  reference code's clipping).
 - **GPT-2** (`transformers.GPT2LMHeadModel(GPT2Config())`: 12 x 768, 12 heads, 1024
   positions, gelu_new, dropout 0.1 in the same three places, tied LM head). Input
   x = ids[:, :-1] (B, T); logits = model(x).logits (B, T, V); loss = mean token
@@ -148,6 +150,7 @@ def make_bert_step(model, mlm="gathered"):
             loss = model(input_ids=ids, attention_mask=att, token_type_ids=seg, labels=labels,
                          next_sentence_label=y["next_sentence_labels"]).loss
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         return loss.detach()
 
