@@ -65,6 +65,10 @@ def parse_args(argv=None):
     parser.add_argument("--pretrain-lr", type=float, default=5e-4)
     parser.add_argument("--pretrain-warmup", type=float, default=0.1, help="warmup fraction of the pre-training")
     parser.add_argument("--pretrained", help="a saved pre-trained backbone (.keras) instead of pre-training")
+    parser.add_argument("--save-at", default="", help="also save the backbone after these updates (comma-separated, "
+                        "multiples of 500), e.g. to probe the features as pre-training goes on")
+    parser.add_argument("--probe", action="store_true", help="linear probe of the frozen features (random init, "
+                        "each --save-at backbone and the final one) before fine-tuning")
     parser.add_argument("--arms", default="pretrained,random_init")
     parser.add_argument("--train-sentences", type=int, default=4000)
     parser.add_argument("--finetune-epochs", type=int, default=3)
@@ -126,14 +130,31 @@ def main(argv=None):
         warmup = round(args.pretrain_warmup * args.pretrain_steps)
         pretrainer.compile(optimizer=bert_optimizer(args.pretrain_lr, args.pretrain_steps, warmup))
         epochs = max(1, args.pretrain_steps // 500)
+        steps_per_epoch = args.pretrain_steps // epochs
+        save_at = {int(v) for v in args.save_at.split(",") if v}
+        saver = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: (
+            pretrainer.backbone.save(output / f"bert_sst2_backbone_{(epoch + 1) * steps_per_epoch}.keras")
+            if (epoch + 1) * steps_per_epoch in save_at else None))
         t = time.perf_counter()
-        history = pretrainer.fit(pairs, epochs=epochs, steps_per_epoch=args.pretrain_steps // epochs,
+        history = pretrainer.fit(pairs, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=[saver],
                                  verbose=args.verbose)
         pretrain_seconds = time.perf_counter() - t
         pretrainer.backbone.save(backbone_file)
         pretraining = {name: [round(float(v), 4) for v in values] for name, values in history.history.items()}
 
-    # 2. The same fine-tuning from the pre-trained and from random weights, per learning rate and seed.
+    # 2. (--probe) What the frozen features already know about sentiment, as pre-training goes on.
+    probes = {}
+    if args.probe:
+        candidates = {"0 (random init)": None, **{f"{n}": output / f"bert_sst2_backbone_{n}.keras"
+                                                 for n in sorted(int(v) for v in args.save_at.split(",") if v)}}
+        candidates["final"] = backbone_file
+        for name, file in candidates.items():
+            if file is None or file.is_file():
+                weights = backbone() if file is None else keras.saving.load_model(file)
+                probes[name] = linear_probe(weights, tokenizer, task, args.sequence_length)
+                print("probe", name, probes[name], flush=True)
+
+    # 3. The same fine-tuning from the pre-trained and from random weights, per learning rate and seed.
     runs = {}
     for arm in arms:
         for lr in [float(v) for v in args.lr.split(",")]:
@@ -156,6 +177,7 @@ def main(argv=None):
         "claim": "pre-training then fine-tuning beats training on the task alone",
         "runs": runs,
         "pretraining": pretraining,
+        "probe": probes,
         "budget": {
             **{k: v for k, v in vars(args).items() if k not in ("data", "output", "verbose", "merge")},
             "documents": len(documents),
@@ -171,11 +193,41 @@ def main(argv=None):
     return write(summarise(metrics), output)
 
 
+def linear_probe(backbone, tokenizer, task, sequence_length):
+    """Dev accuracy (%) of a logistic regression on frozen features: the pooled [CLS] output and the mean of the
+    final token states (standardised on the training sentences). A diagnostic, not the paper's protocol."""
+    from keras.ops import convert_to_numpy
+    from sklearn.linear_model import LogisticRegression
+
+    from keras_paperzoo.data.bert_inputs import classification_dataset
+
+    train_x, train_y, dev_x, dev_y, _ = task
+
+    def features(texts, labels):
+        pooled, mean = [], []
+        for x, _ in classification_dataset(texts, labels, tokenizer, sequence_length, batch_size=256):
+            out = backbone(x, training=False)
+            mask = convert_to_numpy(x["padding_mask"]).astype("float32")[..., None]  # (B, T, 1)
+            states = convert_to_numpy(out["sequence_output"])  # (B, T, H)
+            pooled.append(convert_to_numpy(out["pooled_output"]))
+            mean.append((states * mask).sum(1) / mask.sum(1))
+        return {"pooled": np.concatenate(pooled), "mean": np.concatenate(mean)}
+
+    train, dev = features(train_x, train_y), features(dev_x, dev_y)
+    scores = {}
+    for name in train:
+        mu, sd = train[name].mean(0), train[name].std(0) + 1e-6
+        classifier = LogisticRegression(max_iter=2000).fit((train[name] - mu) / sd, train_y)
+        scores[name] = round(100 * classifier.score((dev[name] - mu) / sd, dev_y), 2)
+    return scores
+
+
 def merge(parts):
     """One metrics dict from runs written separately (e.g. the two arms run side by side)."""
     metrics = dict(parts[0])
     metrics["runs"] = {name: run for part in parts for name, run in part["runs"].items()}
     metrics["pretraining"] = next((p["pretraining"] for p in parts if p["pretraining"]), {})
+    metrics["probe"] = next((p["probe"] for p in parts if p.get("probe")), {})
     metrics["budget"] = {**parts[0]["budget"], "parts": [p["budget"] for p in parts]}
     return summarise(metrics)
 
@@ -247,6 +299,11 @@ def report(metrics):
                  ("pretrained", "random_init", "gain")]
         lines.append(f"| {lr} | " + " | ".join(cells) + " |")
     lines += ["| BERT-base (paper, GLUE test) | 93.5 | | |", ""]
+    if metrics.get("probe"):
+        lines += ["Linear probe of the frozen features (logistic regression on the fine-tuning sentences, SST-2 dev %):",
+                  "", "| pre-training updates | pooled [CLS] | mean of token states |", "|---|---|---|"]
+        lines += [f"| {name} | {row['pooled']:.2f} | {row['mean']:.2f} |" for name, row in metrics["probe"].items()]
+        lines.append("")
     return "\n".join(lines)
 
 

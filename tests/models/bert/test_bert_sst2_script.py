@@ -29,7 +29,8 @@ def test_bert_sst2_tiny_budget(tmp_path):
     common = ["--data", str(tmp_path / "data"), "--layers", "1", "--hidden", "16", "--vocabulary-size", "120",
               "--sequence-length", "16", "--batch-size", "8", "--train-sentences", "16", "--finetune-epochs", "1",
               "--lr", "1e-4", "--finetune-seeds", "0,1", "--verbose", "0"]
-    metrics = module.main(common + ["--output", str(tmp_path / "out"), "--pretrain-steps", "2"])
+    metrics = module.main(common + ["--output", str(tmp_path / "out"), "--pretrain-steps", "2", "--save-at", "2",
+                                    "--probe"])
     saved = json.loads((tmp_path / "out" / "bert_sst2_metrics.json").read_text())
     assert saved == json.loads(json.dumps(metrics))
     runs = saved["runs"]
@@ -45,6 +46,12 @@ def test_bert_sst2_tiny_budget(tmp_path):
     assert saved["budget"]["pretrain_steps"] == 2 and len(saved["pretraining"]["loss"]) == 1
     table = (tmp_path / "out" / "bert_sst2_results.md").read_text()
     assert "| BERT-base (paper, GLUE test) | 93.5 | | |" in table
+    # --save-at 2 saved the backbone after the last update, so its probe is the final backbone's.
+    assert (tmp_path / "out" / "bert_sst2_backbone_2.keras").is_file()
+    assert list(saved["probe"]) == ["0 (random init)", "2", "final"]
+    assert saved["probe"]["2"] == saved["probe"]["final"]
+    assert all(0.0 <= v <= 100.0 for row in saved["probe"].values() for v in row.values())
+    assert "| final |" in table
 
     # The arms run apart (random init only, reusing the vocabulary), then merged: the same summary.
     module.main(common + ["--output", str(tmp_path / "b"), "--pretrain-steps", "0", "--arms", "random_init",
