@@ -46,9 +46,7 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402
 import turns  # noqa: E402
 
-KERAS_BACKENDS = ("jax", "tensorflow", "torch")
-REFERENCE = "torch_reference"
-ALL_RUNS = (REFERENCE,) + KERAS_BACKENDS
+KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, turns.ALL_RUNS
 
 
 # --------------------------------------------------------------------------------------
@@ -161,27 +159,15 @@ def worker_keras(args):
     return result
 
 
-def run_worker(args):
-    started = turns.start_worker(args.threads)
-    result = worker_reference(args) if args.worker == REFERENCE else worker_keras(args)
-    turns.finish_worker(result, started, args.result_file)
-
-
 # --------------------------------------------------------------------------------------
 # Parent
 # --------------------------------------------------------------------------------------
 def make_worker(run, args, tmp):
     """The subprocess of one run (a Keras backend or the reference)."""
-    env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
-    env.update(turns.thread_env(args.threads))
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", run,
-           "--steps", str(args.steps),
-           "--repeats", str(args.repeats), "--batch-size", str(args.batch_size),
-           "--jit-compile", args.jit_compile,
-           "--steps-per-execution", str(args.steps_per_execution),
-           "--threads", str(args.threads), "--preset", args.preset,
-           "--modes", *args.modes]
-    return turns.Worker(run, cmd, env, phases(run, args), tmp)
+    flags = ["--steps", str(args.steps), "--repeats", str(args.repeats), "--batch-size", str(args.batch_size),
+             "--jit-compile", args.jit_compile, "--steps-per-execution", str(args.steps_per_execution),
+             "--preset", args.preset]
+    return turns.worker_process(__file__, run, args, flags, phases(run, args), tmp)
 
 
 def run_all(args, log):
@@ -294,7 +280,7 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
-        run_worker(args)
+        turns.run_worker(args, worker_reference, worker_keras)
         return
     flops = common.gan_step_flops(batch_size=args.batch_size,
                                   **common.PRESET_DIMS[args.preset])

@@ -6,9 +6,14 @@
   timed turn.
 - `bare_step(model, data)`: the backend's compiled `train_step` on one batch already
   on the backend, as Keras's own trainers compile it, without `fit`.
+- `start_keras_worker(threads)`, `describe_model(result, model)` and
+  `run_timed_blocks(result, model, fit_kwargs, first_batch, args)`: the start, the model
+  description and the timed fit / bare-step turns every Keras worker shares.
 
 Import only inside a worker subprocess (it imports Keras).
 """
+
+import math
 
 import common
 import turns
@@ -165,3 +170,54 @@ def bare_step(model, data):
         keras.ops.convert_to_numpy(next(iter(out["logs"].values())))
 
     return step, sync
+
+
+def describe_optimizer(opt):
+    """e.g. "ScheduledMomentumSGD(momentum=0.9, l2=0.0001)"."""
+    config = opt.get_config()
+    keys = ("momentum", "l2", "beta_1", "beta_2", "epsilon", "weight_decay", "global_clipnorm")
+    parts = [f"{k}={config[k]}" for k in keys if config.get(k) not in (None, 0, 0.0, False)]
+    return f"{type(opt).__name__}({', '.join(parts)})"
+
+
+def start_keras_worker(threads):
+    """`keras_info(threads)` plus the RSS after importing keras-paperzoo; seeds set. The worker's result dict."""
+    result = keras_info(threads)
+    import keras_paperzoo.models  # noqa: F401  (the models the workers build)
+
+    result["rss_after_import_mb"] = common.peak_rss_mb()
+    seed(0)
+    return result
+
+
+def describe_model(result, model):
+    """Record the compiled model's optimizer, jit setting and trainable parameter count in `result`."""
+    result["optimizer"] = describe_optimizer(model.optimizer)
+    result["jit"] = jit_description(result["run"], model)
+    result["params"] = sum(math.prod(v.shape) for v in model.trainable_variables)
+
+
+def run_timed_blocks(result, model, fit_kwargs, first_batch, args):
+    """Time `model.fit(**fit_kwargs)` epochs and/or the bare compiled `train_step` on `first_batch` (per
+    `args.modes`) in the turns of `turns.phases`; store the rates (steps = `args.steps`) and the last loss."""
+
+    def sync():
+        sync_weights(model)
+
+    out, blocks = {}, {}
+    if "fit" in args.modes:
+        blocks["fit"] = fit_block(model, fit_kwargs, sync, out)
+    if "step" in args.modes:
+        holder = {}  # built at its first turn, after fit's warmup built the optimizer and metrics
+
+        def bare():
+            if "run" not in holder:
+                step, sync_step = bare_step(model, first_batch)
+                holder["run"] = turns.step_block(step, args.steps, sync_step)
+            holder["run"]()
+
+        blocks["step"] = bare
+    turns.store_timings(result, turns.run_blocks(blocks, args), args.steps)
+    if "history" in out:
+        result["final_loss"] = float(out["history"].history["loss"][-1])
+    return result

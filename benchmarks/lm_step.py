@@ -30,7 +30,6 @@ FLOPs per step (`common.lm_step_flops`) / peak.
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -40,11 +39,8 @@ sys.path.insert(0, HERE)
 
 import common  # noqa: E402
 import turns  # noqa: E402
-import vision_step  # noqa: E402
 
-KERAS_BACKENDS = vision_step.KERAS_BACKENDS
-REFERENCE = vision_step.REFERENCE
-ALL_RUNS = vision_step.ALL_RUNS
+KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, turns.ALL_RUNS
 MODELS = tuple(common.LM_MODELS)
 DEFAULT_MODELS = ("bert_base", "gpt2_small")
 DEFAULT_STEPS = {"bert_base": 2, "gpt2_small": 2, "bert_tiny": 3, "gpt_tiny": 3}
@@ -116,8 +112,8 @@ def worker_reference(args):
         state["loss"] = step_fn(take(x, i * bsz, (i + 1) * bsz), take(y, i * bsz, (i + 1) * bsz))
 
     loop = turns.step_block(step, steps, lambda: float(state["loss"]))
-    timings = vision_step.run_blocks({mode: loop for mode in args.modes}, args)
-    vision_step.store_timings(result, timings, steps)
+    timings = turns.run_blocks({mode: loop for mode in args.modes}, args)
+    turns.store_timings(result, timings, steps)
     result["final_loss"] = float(state["loss"])
     return result
 
@@ -140,60 +136,23 @@ def build_keras_model(config):
 def worker_keras(args):
     import keras_bench
 
-    result = keras_bench.keras_info(args.threads)
-    backend = result["run"]
-    import keras_paperzoo.models  # noqa: F401
-
-    result["rss_after_import_mb"] = common.peak_rss_mb()
-    keras_bench.seed(0)
+    result = keras_bench.start_keras_worker(args.threads)
     config = model_config(args.model, args.batch_size, args.seq_len)
     model, result["model"] = build_keras_model(config)
-    result["optimizer"] = vision_step.describe_optimizer(model.optimizer)
-    result["jit"] = keras_bench.jit_description(backend, model)
-    result["params"] = sum(math.prod(v.shape) for v in model.trainable_variables)
-    steps, bsz = args.steps, config["batch_size"]
-    x, y = make_batches(config, steps * bsz)
-
-    def sync():
-        keras_bench.sync_weights(model)
-
-    out = {}
-    blocks = {}
-    if "fit" in args.modes:
-        blocks["fit"] = keras_bench.fit_block(model, {"x": x, "y": y, "batch_size": bsz}, sync, out)
-    if "step" in args.modes:
-        holder = {}  # built at its first turn, after fit's warmup built the optimizer
-
-        def bare():
-            if "run" not in holder:
-                step, sync_step = keras_bench.bare_step(model, (take(x, 0, bsz), take(y, 0, bsz)))
-                holder["run"] = turns.step_block(step, steps, sync_step)
-            holder["run"]()
-
-        blocks["step"] = bare
-    vision_step.store_timings(result, vision_step.run_blocks(blocks, args), steps)
-    if "history" in out:
-        result["final_loss"] = float(out["history"].history["loss"][-1])
-    return result
-
-
-def run_worker(args):
-    started = turns.start_worker(args.threads)
-    result = worker_reference(args) if args.worker == REFERENCE else worker_keras(args)
-    turns.finish_worker(result, started, args.result_file)
+    keras_bench.describe_model(result, model)
+    bsz = config["batch_size"]
+    x, y = make_batches(config, args.steps * bsz)
+    first_batch = (take(x, 0, bsz), take(y, 0, bsz))
+    return keras_bench.run_timed_blocks(result, model, {"x": x, "y": y, "batch_size": bsz}, first_batch, args)
 
 
 # --------------------------------------------------------------------------------------
 # Parent
 # --------------------------------------------------------------------------------------
 def make_worker(run, model, args, tmp):
-    env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
-    env.update(turns.thread_env(args.threads))
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", run, "--models", model,
-           "--steps", str(args.steps), "--repeats", str(args.repeats),
-           "--batch-size", str(args.batch_size), "--seq-len", str(args.seq_len),
-           "--bert-mlm", args.bert_mlm, "--threads", str(args.threads), "--modes", *args.modes]
-    return turns.Worker(run, cmd, env, vision_step.phases(run, args), tmp)
+    flags = ["--models", model, "--steps", str(args.steps), "--repeats", str(args.repeats),
+             "--batch-size", str(args.batch_size), "--seq-len", str(args.seq_len), "--bert-mlm", args.bert_mlm]
+    return turns.worker_process(__file__, run, args, flags, turns.phases(run, args), tmp)
 
 
 def run_model(model, margs, log):
@@ -349,7 +308,7 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
-        run_worker(model_args(args, args.models[0]))
+        turns.run_worker(model_args(args, args.models[0]), worker_reference, worker_keras)
         return
     if args.from_json:
         with open(args.from_json) as f:

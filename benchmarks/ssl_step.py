@@ -30,7 +30,6 @@ reference's loop of N steps over N different batches. Warmup dropped, median of
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -42,9 +41,7 @@ import common  # noqa: E402
 import turns  # noqa: E402
 import vision_step  # noqa: E402
 
-KERAS_BACKENDS = vision_step.KERAS_BACKENDS
-REFERENCE = vision_step.REFERENCE
-ALL_RUNS = vision_step.ALL_RUNS
+KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, turns.ALL_RUNS
 MODELS = tuple(common.SSL_MODELS)
 
 # Batch size and steps per timed block, per model: one step is ~5-30 s here.
@@ -112,8 +109,8 @@ def worker_reference(args):
         state["loss"] = step_fn(*[v[i * bsz:(i + 1) * bsz] for v in views])
 
     loop = turns.step_block(step, steps, lambda: float(state["loss"]))
-    timings = vision_step.run_blocks({mode: loop for mode in args.modes}, args)
-    vision_step.store_timings(result, timings, steps)
+    timings = turns.run_blocks({mode: loop for mode in args.modes}, args)
+    turns.store_timings(result, timings, steps)
     result["final_loss"] = float(state["loss"])
     return result
 
@@ -144,62 +141,24 @@ def build_keras_model(model, batch_size, steps, epochs, bn_splits):
 def worker_keras(args):
     import keras_bench
 
-    result = keras_bench.keras_info(args.threads)
-    backend = result["run"]
-    import keras_paperzoo.models  # noqa: F401
-
-    result["rss_after_import_mb"] = common.peak_rss_mb()
-    keras_bench.seed(0)
+    result = keras_bench.start_keras_worker(args.threads)
     steps, bsz = args.steps, args.batch_size
     model, result["model"] = build_keras_model(args.model, bsz, steps, args.repeats + 1, args.bn_splits)
-    result["optimizer"] = vision_step.describe_optimizer(model.optimizer)
-    result["jit"] = keras_bench.jit_description(backend, model)
-    result["params"] = sum(math.prod(v.shape) for v in model.trainable_variables)
+    keras_bench.describe_model(result, model)
     family = common.SSL_MODELS[args.model]["family"]
     views = make_views(args.model, steps * bsz, count=2 if family == "moco" else 1)
     x = views if family == "moco" else views[0]  # MoCo: x = [view_q, view_k]
-
-    def sync():
-        keras_bench.sync_weights(model)
-
-    out = {}
-    blocks = {}
-    if "fit" in args.modes:
-        blocks["fit"] = keras_bench.fit_block(model, {"x": x, "batch_size": bsz}, sync, out)
-    if "step" in args.modes:
-        holder = {}  # built at its first turn, after fit's warmup built the optimizer
-
-        def bare():
-            if "run" not in holder:
-                batch = (tuple(v[:bsz] for v in views),) if family == "moco" else views[0][:bsz]
-                step, sync_step = keras_bench.bare_step(model, batch)
-                holder["run"] = turns.step_block(step, steps, sync_step)
-            holder["run"]()
-
-        blocks["step"] = bare
-    vision_step.store_timings(result, vision_step.run_blocks(blocks, args), steps)
-    if "history" in out:
-        result["final_loss"] = float(out["history"].history["loss"][-1])
-    return result
-
-
-def run_worker(args):
-    started = turns.start_worker(args.threads)
-    result = worker_reference(args) if args.worker == REFERENCE else worker_keras(args)
-    turns.finish_worker(result, started, args.result_file)
+    first_batch = (tuple(v[:bsz] for v in views),) if family == "moco" else views[0][:bsz]
+    return keras_bench.run_timed_blocks(result, model, {"x": x, "batch_size": bsz}, first_batch, args)
 
 
 # --------------------------------------------------------------------------------------
 # Parent
 # --------------------------------------------------------------------------------------
 def make_worker(run, model, args, tmp):
-    env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
-    env.update(turns.thread_env(args.threads))
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", run, "--models", model,
-           "--steps", str(args.steps), "--repeats", str(args.repeats),
-           "--batch-size", str(args.batch_size), "--bn-splits", str(args.bn_splits),
-           "--threads", str(args.threads), "--modes", *args.modes]
-    return turns.Worker(run, cmd, env, vision_step.phases(run, args), tmp)
+    flags = ["--models", model, "--steps", str(args.steps), "--repeats", str(args.repeats),
+             "--batch-size", str(args.batch_size), "--bn-splits", str(args.bn_splits)]
+    return turns.worker_process(__file__, run, args, flags, turns.phases(run, args), tmp)
 
 
 def model_args(args, model):
@@ -238,7 +197,7 @@ def parse_args(argv=None):
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
-        run_worker(model_args(args, args.models[0]))
+        turns.run_worker(model_args(args, args.models[0]), worker_reference, worker_keras)
         return
     if args.from_json:
         with open(args.from_json) as f:

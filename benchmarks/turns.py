@@ -8,10 +8,11 @@ background load of a shared machine hits all of them alike, and no warmup or imp
 overlaps a timed block. See benchmarks/README.md.
 
 Worker side (in the subprocess): `wait_turn(phase)` / `end_turn(phase)` around each
-block, or `time_loop` for N-step blocks; `start_worker` / `finish_worker` around the
-whole run (CPU pinning, peak RSS, load average, the result file).
-Parent side: `Worker` (one subprocess) and `run_turns` (the schedule); `table` prints
-a Markdown table.
+block, or `time_loop` for N-step blocks; `phases` / `run_blocks` / `store_timings` for
+alternating fit and bare-step blocks; `run_worker` (or `start_worker` / `finish_worker`)
+around the whole run (CPU pinning, peak RSS, load average, the result file).
+Parent side: `worker_process` / `Worker` (one subprocess) and `run_turns` (the
+schedule); `table` prints a Markdown table.
 
 Nothing here imports a deep-learning framework.
 """
@@ -26,6 +27,9 @@ import time
 import common
 
 MARK = "@@turn"
+KERAS_BACKENDS = ("jax", "tensorflow", "torch")
+REFERENCE = "torch_reference"
+ALL_RUNS = (REFERENCE,) + KERAS_BACKENDS
 
 
 # --------------------------------------------------------------------------------------
@@ -142,9 +146,59 @@ def finish_worker(result, started, result_file):
         json.dump(result, f)
 
 
+def phases(run, args):
+    """The timed blocks of one run, in order: warmups, then repeat i of every mode.
+
+    Fit and bare-step blocks alternate (fit:0, step:0, fit:1, ...) so both see the same
+    load; the reference runs its loop in both kinds of turns.
+    """
+    modes = [m for m in ("fit", "step") if m in args.modes]
+    return [f"{mode}:{label}" for label in ["warmup"] + list(range(args.repeats)) for mode in modes]
+
+
+def run_blocks(blocks, args):
+    """Play `blocks` ({mode: function}) in the order of `phases`; return per-mode timings."""
+    timings = {mode: {"walls": [], "cpus": []} for mode in blocks}
+    for phase in phases(None, args):
+        mode, label = phase.split(":")
+        sw = timed_block(blocks[mode], phase)
+        if label == "warmup":
+            timings[mode]["warmup_s"] = sw.wall
+        else:
+            timings[mode]["walls"].append(sw.wall)
+            timings[mode]["cpus"].append(sw.cpu)
+    return timings
+
+
+def store_timings(result, timings, steps):
+    """`result[mode]` = the rates of `run_blocks`' timings (steps per block) with its warmup time."""
+    for mode, t in timings.items():
+        result[mode] = rates(t["walls"], t["cpus"], steps)
+        result[mode]["warmup_s"] = t["warmup_s"]
+    result["warmup_s"] = timings[next(iter(timings))]["warmup_s"]
+
+
+def run_worker(args, worker_reference, worker_keras):
+    """A worker subprocess's whole life: pin, run `worker_reference(args)` for the reference run or
+    `worker_keras(args)`, then write the result file (`finish_worker`)."""
+    started = start_worker(args.threads)
+    result = worker_reference(args) if args.worker == REFERENCE else worker_keras(args)
+    finish_worker(result, started, args.result_file)
+
+
 # --------------------------------------------------------------------------------------
 # Parent side
 # --------------------------------------------------------------------------------------
+def worker_process(script, run, args, flags, phase_names, tmp):
+    """The `Worker` running `script --worker run *flags --threads T --modes ...` (KERAS_BACKEND=run unless the
+    reference), with the thread settings of `--threads`."""
+    env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
+    env.update(thread_env(args.threads))
+    cmd = [sys.executable, os.path.abspath(script), "--worker", run, *flags,
+           "--threads", str(args.threads), "--modes", *args.modes]
+    return Worker(run, cmd, env, phase_names, tmp)
+
+
 class Worker:
     """One benchmark subprocess, driven turn by turn over its stdin/stdout.
 

@@ -36,7 +36,6 @@ over N different batches of a preallocated NCHW tensor. Warmup dropped, median o
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -47,9 +46,7 @@ sys.path.insert(0, HERE)
 import common  # noqa: E402
 import turns  # noqa: E402
 
-KERAS_BACKENDS = ("jax", "tensorflow", "torch")
-REFERENCE = "torch_reference"
-ALL_RUNS = (REFERENCE,) + KERAS_BACKENDS
+KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, turns.ALL_RUNS
 MODELS = tuple(common.VISION_MODELS)
 
 # Batch size (the issue's) and steps per timed block, per model: ~5-20 s a block here.
@@ -60,37 +57,6 @@ KERAS_PRESETS = {"resnet20": ("ResNetBackbone", "resnet20_cifar"),
                  "resnet50": ("ResNetBackbone", "resnet50"),
                  "vit_s16": ("ViTBackbone", "vit_s16")}
 VIT_DROPOUT = 0.1  # ViTBackbone's default dropout_rate (the paper's)
-
-
-def phases(run, args):
-    """The timed blocks of one run, in order: warmups, then repeat i of every mode.
-
-    Fit and bare-step blocks alternate (fit:0, step:0, fit:1, ...) so both see the same
-    load; the reference runs its loop in both kinds of turns.
-    """
-    modes = [m for m in ("fit", "step") if m in args.modes]
-    return [f"{mode}:{label}" for label in ["warmup"] + list(range(args.repeats)) for mode in modes]
-
-
-def run_blocks(blocks, args):
-    """Play `blocks` ({mode: function}) in the order of `phases`; return per-mode timings."""
-    timings = {mode: {"walls": [], "cpus": []} for mode in blocks}
-    for phase in phases(None, args):
-        mode, label = phase.split(":")
-        sw = turns.timed_block(blocks[mode], phase)
-        if label == "warmup":
-            timings[mode]["warmup_s"] = sw.wall
-        else:
-            timings[mode]["walls"].append(sw.wall)
-            timings[mode]["cpus"].append(sw.cpu)
-    return timings
-
-
-def store_timings(result, timings, steps):
-    for mode, t in timings.items():
-        result[mode] = turns.rates(t["walls"], t["cpus"], steps)
-        result[mode]["warmup_s"] = t["warmup_s"]
-    result["warmup_s"] = timings[next(iter(timings))]["warmup_s"]
 
 
 def make_data(model, n, nchw=False):
@@ -170,7 +136,7 @@ def worker_reference(args):
         state["loss"] = loss.detach()
 
     loop = turns.step_block(step, steps, lambda: float(state["loss"]))
-    store_timings(result, run_blocks({mode: loop for mode in args.modes}, args), steps)
+    turns.store_timings(result, turns.run_blocks({mode: loop for mode in args.modes}, args), steps)
     result["final_loss"] = float(state["loss"])
     return result
 
@@ -191,74 +157,26 @@ def build_keras_model(model, optimizer):
     return classifier
 
 
-def describe_optimizer(opt):
-    """e.g. "ScheduledMomentumSGD(momentum=0.9, l2=0.0001)"."""
-    config = opt.get_config()
-    keys = ("momentum", "l2", "beta_1", "beta_2", "epsilon", "weight_decay", "global_clipnorm")
-    parts = [f"{k}={config[k]}" for k in keys if config.get(k) not in (None, 0, 0.0, False)]
-    return f"{type(opt).__name__}({', '.join(parts)})"
-
-
 def worker_keras(args):
     import keras_bench
 
-    result = keras_bench.keras_info(args.threads)
-    backend = result["run"]
-    import keras_paperzoo.models  # noqa: F401
-
-    result["rss_after_import_mb"] = common.peak_rss_mb()
-    keras_bench.seed(0)
+    result = keras_bench.start_keras_worker(args.threads)
     model = build_keras_model(args.model, args.optimizer)
     result["model"] = f"ImageClassifier({KERAS_PRESETS[args.model][0]}.from_preset({KERAS_PRESETS[args.model][1]!r}))"
-    result["optimizer"] = describe_optimizer(model.optimizer)
-    result["jit"] = keras_bench.jit_description(backend, model)
-    result["params"] = sum(math.prod(v.shape) for v in model.trainable_variables)
-    steps, bsz = args.steps, args.batch_size
-    images, labels = make_data(args.model, steps * bsz)
-
-    def sync():
-        keras_bench.sync_weights(model)
-
-    out = {}
-    blocks = {}
-    if "fit" in args.modes:
-        blocks["fit"] = keras_bench.fit_block(
-            model, {"x": images, "y": labels, "batch_size": bsz}, sync, out)
-    if "step" in args.modes:
-        # Built lazily at its first turn (after the fit warmup, as fit() builds the
-        # optimizer and metrics first).
-        holder = {}
-
-        def bare():
-            if "run" not in holder:
-                step, sync_step = keras_bench.bare_step(model, (images[:bsz], labels[:bsz]))
-                holder["run"] = turns.step_block(step, steps, sync_step)
-            holder["run"]()
-
-        blocks["step"] = bare
-    store_timings(result, run_blocks(blocks, args), steps)
-    if "history" in out:
-        result["final_loss"] = float(out["history"].history["loss"][-1])
-    return result
-
-
-def run_worker(args):
-    started = turns.start_worker(args.threads)
-    result = worker_reference(args) if args.worker == REFERENCE else worker_keras(args)
-    turns.finish_worker(result, started, args.result_file)
+    keras_bench.describe_model(result, model)
+    bsz = args.batch_size
+    images, labels = make_data(args.model, args.steps * bsz)
+    fit_kwargs = {"x": images, "y": labels, "batch_size": bsz}
+    return keras_bench.run_timed_blocks(result, model, fit_kwargs, (images[:bsz], labels[:bsz]), args)
 
 
 # --------------------------------------------------------------------------------------
 # Parent
 # --------------------------------------------------------------------------------------
 def make_worker(run, model, args, tmp):
-    env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
-    env.update(turns.thread_env(args.threads))
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", run, "--models", model,
-           "--steps", str(args.steps), "--repeats", str(args.repeats),
-           "--batch-size", str(args.batch_size), "--optimizer", args.optimizer,
-           "--threads", str(args.threads), "--modes", *args.modes]
-    return turns.Worker(run, cmd, env, phases(run, args), tmp)
+    flags = ["--models", model, "--steps", str(args.steps), "--repeats", str(args.repeats),
+             "--batch-size", str(args.batch_size), "--optimizer", args.optimizer]
+    return turns.worker_process(__file__, run, args, flags, turns.phases(run, args), tmp)
 
 
 def model_args(args, model):
@@ -389,7 +307,7 @@ def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         margs = model_args(args, args.models[0])
-        run_worker(margs)
+        turns.run_worker(margs, worker_reference, worker_keras)
         return
     if args.from_json:
         with open(args.from_json) as f:
