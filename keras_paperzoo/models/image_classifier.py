@@ -20,6 +20,11 @@ from keras_paperzoo.models.backbone import deserialize_nested
 # one batch of normalised CIFAR-10; applications/results/resnet_cifar_results.md).
 RESNET_HEAD_INITIALIZER = {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.01}}
 
+# ViT's classifier: "a zero-initialized D x K feedforward layer" (Dosovitskiy et al. 2021,
+# Sec. 3.1 and App. B.1.1, for fine-tuning; the official code's `head` is zero-initialised
+# for training from scratch too). The softmax starts exactly uniform (loss log K).
+VIT_HEAD_INITIALIZER = "zeros"
+
 # Each paper's optimisation recipe, by backbone class (the `compile()` defaults).
 # Step drops are placed at fractions of the run so that shorter runs keep the
 # paper's shape; where the paper divided "when the validation error stopped
@@ -47,6 +52,7 @@ PAPER_RECIPES = {
     "ViTBackbone": {  # Dosovitskiy et al. 2021, Sec. 4.1 and Table 3 (ImageNet from scratch)
         "optimizer": "adamw", "learning_rate": 3e-3, "beta_2": 0.999, "weight_decay": 0.3,
         "warmup_steps": 10000, "total_steps": 300 * 1251, "clipnorm": 1.0, "batch_size": 4096,
+        "head_initializer": VIT_HEAD_INITIALIZER,
     },
     "ViTBackbone/fine_tune": {  # Sec. 4.1 / App. B.1.1: SGD 0.9, cosine, clip at global norm 1
         "optimizer": "sgd_cosine", "learning_rate": 0.01, "momentum": 0.9,

@@ -53,3 +53,19 @@ def test_bad_arguments():
     seq = keras.Sequential([keras.Input((4, 5)), keras.layers.Dense(2)])
     with pytest.raises(ValueError, match="returns shape"):
         ImageClassifier(seq, num_classes=3)
+
+
+def test_vit_head_starts_at_zero_so_the_loss_is_exactly_log_k():
+    # ViT (Dosovitskiy et al. 2021, Sec. 3.1, App. B.1.1): a zero-initialised D x K head.
+    from keras_paperzoo.models import ViTBackbone
+
+    backbone = ViTBackbone(patch_size=4, num_layers=1, hidden_dim=8, num_heads=2, mlp_dim=16, image_shape=(8, 8, 3))
+    model = ImageClassifier(backbone, num_classes=5)
+    head = model.get_layer("predictions")
+    assert not np.any(keras.ops.convert_to_numpy(head.kernel))
+    x = np.random.default_rng(0).random((4, 8, 8, 3)).astype("float32")
+    y = np.arange(4) % 5
+    loss = keras.losses.sparse_categorical_crossentropy(y, model.predict(x, verbose=0), from_logits=True)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(loss), np.log(5), rtol=1e-5)
+    # Other backbones keep their own rule (a CNN here: Keras's glorot_uniform).
+    assert np.any(keras.ops.convert_to_numpy(ImageClassifier(_cnn(), num_classes=3).get_layer("predictions").kernel))
