@@ -135,6 +135,10 @@ def main(argv=None):
         epochs = max(1, args.pretrain_steps // 500)
         steps_per_epoch = args.pretrain_steps // epochs
         save_at = {int(v) for v in args.save_at.split(",") if v}
+        wrong = sorted(n for n in save_at if n % steps_per_epoch or not 0 < n <= args.pretrain_steps)
+        if wrong:
+            raise ValueError(f"--save-at {wrong}: each must be a multiple of {steps_per_epoch} (the updates per "
+                             f"epoch) and at most --pretrain-steps {args.pretrain_steps}.")
         saver = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: (
             pretrainer.backbone.save(output / f"bert_sst2_backbone_{(epoch + 1) * steps_per_epoch}.keras")
             if (epoch + 1) * steps_per_epoch in save_at else None))

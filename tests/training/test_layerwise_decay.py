@@ -31,7 +31,12 @@ def np_(x):
 def classifier():
     backbone = ViTBackbone(patch_size=8, num_layers=DEPTH, hidden_dim=32, num_heads=2, mlp_dim=64,
                            image_shape=(32, 32, 3), dropout_rate=0.0)
-    return ImageClassifier(backbone, num_classes=10)
+    model = ImageClassifier(backbone, num_classes=10)
+    # ViT's head starts at zero (the paper's), which gives the backbone no gradient on the
+    # first step; these tests measure that step's per-layer moves, so the head gets weights.
+    head = model.get_layer("predictions")
+    head.kernel.assign(np.random.default_rng(0).normal(0.0, 0.02, head.kernel.shape).astype("float32"))
+    return model
 
 
 def expected_layer(path):

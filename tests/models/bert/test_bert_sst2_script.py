@@ -59,3 +59,8 @@ def test_bert_sst2_tiny_budget(tmp_path):
     merged = module.main(["--merge", str(tmp_path / "out" / "bert_sst2_metrics.json"),
                           str(tmp_path / "b" / "bert_sst2_metrics.json"), "--output", str(tmp_path / "m")])
     assert merged["summary"]["0.0001"]["random_init"] == row["random_init"]  # random init is deterministic per seed
+
+    # A --save-at the run never reaches is refused before training, naming the value and the rule.
+    with pytest.raises(ValueError, match=r"--save-at \[3\]: each must be a multiple of 2"):
+        module.main(common + ["--output", str(tmp_path / "bad"), "--pretrain-steps", "2", "--save-at", "3",
+                              "--vocabulary", str(tmp_path / "out" / "vocabulary.txt")])
