@@ -1,5 +1,6 @@
 """Building blocks used by more than one paper."""
 
+from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.layers.maxout import Maxout
 from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding, patchify, unpatchify

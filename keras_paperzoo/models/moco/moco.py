@@ -11,6 +11,7 @@ from keras import ops
 
 from keras_paperzoo.data.ssl_augmentation import MoCoAugmentation
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
+from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.training.ema import ema_update
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
@@ -221,7 +222,7 @@ class MoCo(keras.Model):
         if self.version == 2:  # MoCo v2: fc - ReLU - fc, no batch norm
             features = keras.layers.Dense(self.projection_hidden_dim, activation="relu", name="head_hidden")(features)
         z = keras.layers.Dense(self.projection_dim, name="head")(features)  # (B, C)
-        q = keras.layers.UnitNormalization(axis=-1, name="l2_normalize")(z)
+        q = L2Normalization(name="l2_normalize")(z)  # finite gradient at z = 0 (UnitNormalization: NaN on JAX)
         return keras.Model(inputs, q, name=name)
 
     @property
