@@ -10,7 +10,7 @@ class L2Normalization(keras.layers.Layer):
 
     The same function as PyTorch's `F.normalize`, used by the contrastive papers' code.
     Why not `keras.layers.UnitNormalization`: it computes `min(rsqrt(sum x^2), 1 / eps)`,
-    whose gradient at x = 0 is 0 * inf = NaN on JAX. A feature vector that is exactly
+    whose gradient at x = 0 is 0 * inf = NaN on JAX and PyTorch. A feature vector that is exactly
     zero (every ReLU unit before a zero-bias projection off, as happens at
     initialisation) then turns the projection weights into NaN in one step. Here the
     clamp sits under the square root, so that gradient is finite (x / epsilon, as in

@@ -222,7 +222,7 @@ class MoCo(keras.Model):
         if self.version == 2:  # MoCo v2: fc - ReLU - fc, no batch norm
             features = keras.layers.Dense(self.projection_hidden_dim, activation="relu", name="head_hidden")(features)
         z = keras.layers.Dense(self.projection_dim, name="head")(features)  # (B, C)
-        q = L2Normalization(name="l2_normalize")(z)  # finite gradient at z = 0 (UnitNormalization: NaN on JAX)
+        q = L2Normalization(name="l2_normalize")(z)  # finite gradient at z = 0 (UnitNormalization: NaN on JAX, torch)
         return keras.Model(inputs, q, name=name)
 
     @property

@@ -14,7 +14,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.training.shuffle_bn import batch_sharded, grouped_call
-from tests.models.moco.test_moco import _backbone, _moco, _np, _views
+from tests.models.moco.test_moco import _moco, _np, _views
 
 BATCH, DEVICES = 16, 4
 
