@@ -11,6 +11,8 @@ import re
 
 import keras
 
+from keras_paperzoo.training.step import multi_tensor_adam_step
+
 NO_DECAY_RULES = ("bias_and_norm", None)
 
 
@@ -71,6 +73,13 @@ class SelectiveDecayAdamW(keras.optimizers.AdamW):
         if self._var_key(variable) in getattr(self, "_no_decay_keys", ()):
             return False
         return super()._use_weight_decay(variable)
+
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        # PyTorch: one multi-tensor update, as Keras's own AdamW gets there; elsewhere, or when a
+        # subclass changes the per-variable `update_step`, Keras's loop over `update_step`.
+        own_rule = type(self).update_step is not keras.optimizers.Adam.update_step
+        if own_rule or not multi_tensor_adam_step(self, grads, trainable_variables, learning_rate):
+            super()._backend_update_step(grads, trainable_variables, learning_rate)
 
     def decays(self, variable):
         """Whether `variable` (a Keras variable) gets weight decay from this optimizer."""

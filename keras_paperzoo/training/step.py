@@ -85,6 +85,45 @@ def apply_gradient_update(loss_fn, variables, optimizer):
     return loss, aux
 
 
+
+def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
+    """Keras's Adam update (`keras.optimizers.Adam.update_step`) for all variables at once.
+
+    On PyTorch it runs as `torch._foreach_*` calls over the list of parameters, as
+    Keras's own `Adam`/`AdamW` do on that backend (Keras swaps its multi-tensor
+    version in for those exact classes only, not for subclasses such as
+    `SelectiveDecayAdamW`, which would otherwise run ~12 element-wise ops per
+    variable from Python). The formula is Keras's, epsilon outside the square root:
+
+        m <- m + (1 - beta_1) (g - m);  v <- v + (1 - beta_2) (g^2 - v)
+        w <- w - lr sqrt(1 - beta_2^t) / (1 - beta_1^t) * m / (sqrt(v) + epsilon)
+
+    Weight decay is not here: Keras's optimizer applies it before this step.
+
+    Returns:
+        True if it updated the variables; False (nothing done) on TensorFlow and JAX,
+        whose compiled per-variable updates XLA fuses already, and with amsgrad.
+    """
+    if keras.backend.backend() != "torch" or optimizer.amsgrad:
+        return False
+    import torch
+
+    with torch.no_grad():
+        params = [v.value for v in variables]
+        m = [optimizer._momentums[optimizer._get_variable_index(v)].value for v in variables]
+        v2 = [optimizer._velocities[optimizer._get_variable_index(v)].value for v in variables]
+        grads = [torch.as_tensor(g, dtype=p.dtype, device=p.device) for g, p in zip(grads, params)]
+        step = float(optimizer.iterations + 1)
+        lr = float(learning_rate)
+        alpha = lr * (1 - optimizer.beta_2**step) ** 0.5 / (1 - optimizer.beta_1**step)
+        torch._foreach_lerp_(m, grads, 1 - optimizer.beta_1)  # m + (1 - beta_1) (g - m)
+        torch._foreach_mul_(v2, optimizer.beta_2)
+        torch._foreach_addcmul_(v2, grads, grads, value=1 - optimizer.beta_2)
+        denominator = torch._foreach_sqrt(v2)
+        torch._foreach_add_(denominator, optimizer.epsilon)
+        torch._foreach_addcdiv_(params, m, denominator, value=-alpha)
+    return True
+
 def _jax_value_and_grad(loss_fn, variables):
     """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""
     import jax
