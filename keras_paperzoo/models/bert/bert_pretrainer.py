@@ -14,7 +14,11 @@ from keras_paperzoo.models.backbone import deserialize_nested
 def masked_lm_loss(mask_ids, logits, mask_weights):
     """Mean cross-entropy over the chosen positions only (weights 0 for padding slots); Sec. 3.1 Task #1."""
     weights = ops.cast(mask_weights, "float32")  # (B, M)
-    losses = keras.losses.sparse_categorical_crossentropy(mask_ids, logits, from_logits=True)  # (B, M)
+    vocabulary = ops.shape(logits)[-1]
+    # On a (B M, V) view: Keras's torch backend would run log-softmax over a strided class axis for (B, M, V).
+    losses = keras.losses.sparse_categorical_crossentropy(
+        ops.reshape(mask_ids, (-1,)), ops.reshape(logits, (-1, vocabulary)), from_logits=True)
+    losses = ops.reshape(losses, ops.shape(weights))  # (B, M)
     return ops.sum(losses * weights) / ops.maximum(ops.sum(weights), 1.0)
 
 

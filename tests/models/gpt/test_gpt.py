@@ -220,6 +220,24 @@ def test_paper_optimizer_schedule_and_decay():
     assert paper_optimizer(total_steps=100)._learning_rate.warmup_steps == 10  # short runs: a tenth
 
 
+def test_compiled_loss_is_the_weighted_mean_token_cross_entropy():
+    # compute_loss flattens (B, T, V) to (B T, V) (a faster layout on torch): the value must not change.
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(2, 5, 7)).astype("float32")
+    targets = rng.integers(0, 7, size=(2, 5))
+    weights = (rng.random((2, 5)) > 0.3).astype("float32")
+    model = GPTCausalLM(tiny_backbone(vocabulary_size=7))
+    model.compile()
+    log_p = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    token_loss = -np.take_along_axis(log_p, targets[..., None], -1)[..., 0]  # (B, T)
+    got = np_(model.compute_loss(y=targets, y_pred=logits))
+    np.testing.assert_allclose(got, token_loss.mean(), rtol=1e-5)
+    got = np_(model.compute_loss(y=targets, y_pred=logits, sample_weight=weights))
+    keras_3d = np_(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(targets, logits, weights))
+    np.testing.assert_allclose(got, keras_3d, rtol=1e-5)  # Keras's own reduction of the unflattened loss
+    np.testing.assert_allclose(got, (token_loss * weights).sum() / weights.size, rtol=1e-5)
+
+
 def test_fit_on_random_windows_lowers_the_loss():
     keras.utils.set_random_seed(0)
     model = GPTCausalLM(tiny_backbone(), tokenizer=TOKENIZER)
