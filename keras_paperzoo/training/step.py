@@ -85,7 +85,6 @@ def apply_gradient_update(loss_fn, variables, optimizer):
     return loss, aux
 
 
-
 def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
     """Keras's Adam update (`keras.optimizers.Adam.update_step`) for all variables at once.
 
@@ -110,19 +109,21 @@ def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
 
     with torch.no_grad():
         params = [v.value for v in variables]
-        m = [optimizer._momentums[optimizer._get_variable_index(v)].value for v in variables]
-        v2 = [optimizer._velocities[optimizer._get_variable_index(v)].value for v in variables]
+        slots = [optimizer._get_variable_index(v) for v in variables]
+        m = [optimizer._momentums[i].value for i in slots]
+        v = [optimizer._velocities[i].value for i in slots]
         grads = [torch.as_tensor(g, dtype=p.dtype, device=p.device) for g, p in zip(grads, params)]
         step = float(optimizer.iterations + 1)
         lr = float(learning_rate)
         alpha = lr * (1 - optimizer.beta_2**step) ** 0.5 / (1 - optimizer.beta_1**step)
         torch._foreach_lerp_(m, grads, 1 - optimizer.beta_1)  # m + (1 - beta_1) (g - m)
-        torch._foreach_mul_(v2, optimizer.beta_2)
-        torch._foreach_addcmul_(v2, grads, grads, value=1 - optimizer.beta_2)
-        denominator = torch._foreach_sqrt(v2)
+        torch._foreach_mul_(v, optimizer.beta_2)
+        torch._foreach_addcmul_(v, grads, grads, value=1 - optimizer.beta_2)  # v + (1 - beta_2) (g^2 - v)
+        denominator = torch._foreach_sqrt(v)
         torch._foreach_add_(denominator, optimizer.epsilon)
         torch._foreach_addcdiv_(params, m, denominator, value=-alpha)
     return True
+
 
 def _jax_value_and_grad(loss_fn, variables):
     """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""
