@@ -64,7 +64,7 @@ def apply_gradient_update(loss_fn, variables, optimizer):
         import torch
 
         loss, aux = loss_fn()
-        params = [v.value for v in variables]
+        params = [variable.value for variable in variables]
         grads = torch.autograd.grad(loss, params, allow_unused=True)
     elif backend == "jax":
         loss, aux, grads = _jax_value_and_grad(loss_fn, variables)
@@ -108,8 +108,8 @@ def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
     import torch
 
     with torch.no_grad():
-        params = [v.value for v in variables]
-        slots = [optimizer._get_variable_index(v) for v in variables]
+        params = [variable.value for variable in variables]
+        slots = [optimizer._get_variable_index(variable) for variable in variables]
         m = [optimizer._momentums[i].value for i in slots]
         v = [optimizer._velocities[i].value for i in slots]
         grads = [torch.as_tensor(g, dtype=p.dtype, device=p.device) for g, p in zip(grads, params)]
