@@ -28,7 +28,8 @@ failed=()
 for backend in tensorflow jax torch; do
     echo "=== KERAS_BACKEND=$backend ==="
     KERAS_BACKEND=$backend "$venv/bin/python" -m pytest tests -q -p no:cacheprovider \
-        -n "${PAPERZOO_TEST_WORKERS:-2}" --timeout 900 -o console_output_style=classic || failed+=("$backend")
+        -n "${PAPERZOO_TEST_WORKERS:-2}" --timeout 900 --durations 15 -o console_output_style=classic \
+        || failed+=("$backend")
 done
 echo "suite took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
