@@ -11,7 +11,7 @@ import re
 
 import keras
 
-from keras_paperzoo.training.step import multi_tensor_adam_step
+from keras_paperzoo.training.step import multi_tensor_adam_step, multi_tensor_clip_by_global_norm
 
 NO_DECAY_RULES = ("bias_and_norm", None)
 
@@ -73,6 +73,14 @@ class SelectiveDecayAdamW(keras.optimizers.AdamW):
         if self._var_key(variable) in getattr(self, "_no_decay_keys", ()):
             return False
         return super()._use_weight_decay(variable)
+
+    def _clip_gradients(self, grads):
+        # PyTorch: global-norm clipping as two multi-tensor calls (BERT's optimizer clips at 1.0).
+        if self.global_clipnorm and not self.clipnorm:
+            clipped = multi_tensor_clip_by_global_norm(grads, self.global_clipnorm)
+            if clipped is not None:
+                return clipped
+        return super()._clip_gradients(grads)
 
     def _backend_update_step(self, grads, trainable_variables, learning_rate):
         # PyTorch: one multi-tensor update, as Keras's own AdamW gets there; elsewhere, or when a

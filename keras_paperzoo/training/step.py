@@ -125,6 +125,26 @@ def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
     return True
 
 
+
+def multi_tensor_clip_by_global_norm(grads, clip_norm):
+    """Keras's `clip_by_global_norm` (g * clip_norm / max(||g||, clip_norm)) as multi-tensor calls.
+
+    On PyTorch: `torch._foreach_norm` and `torch._foreach_mul` (as `torch.nn.utils.
+    clip_grad_norm_`) instead of three ops per variable from Python. A non-finite norm
+    gives NaN gradients, as in Keras. Returns None on TensorFlow and JAX (Keras's own
+    clipping, fused by XLA there).
+    """
+    if keras.backend.backend() != "torch":
+        return None
+    import torch
+
+    with torch.no_grad():
+        present = [g for g in grads if g is not None]
+        norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(present)))  # ||g|| over all gradients
+        scale = clip_norm * torch.clamp(1.0 / norm, max=1.0 / clip_norm) + (norm - norm)
+        scaled = iter(torch._foreach_mul(present, scale))
+        return [None if g is None else next(scaled) for g in grads]
+
 def _jax_value_and_grad(loss_fn, variables):
     """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""
     import jax

@@ -1,6 +1,7 @@
 """SelectiveDecayAdamW's update, checked against the formula (PyTorch runs its own multi-tensor version)."""
 
 import numpy as np
+import pytest
 
 import keras
 
@@ -45,11 +46,29 @@ def test_update_is_adamw_with_decay_on_the_kernel_only_under_a_schedule():
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_without_the_rule_it_is_keras_adamw():
-    ours = _run(SelectiveDecayAdamW(0.01, weight_decay=0.2, no_decay=None, epsilon=1e-7))
-    keras_adamw = _run(keras.optimizers.AdamW(0.01, weight_decay=0.2, epsilon=1e-7))
+@pytest.mark.parametrize("clipping", [{}, {"global_clipnorm": 0.5}, {"clipnorm": 0.5}])
+def test_without_the_rule_it_is_keras_adamw(clipping):
+    # The gradients' global norm is ~4: clipping at 0.5 changes every step.
+    ours = _run(SelectiveDecayAdamW(0.01, weight_decay=0.2, no_decay=None, epsilon=1e-7, **clipping))
+    keras_adamw = _run(keras.optimizers.AdamW(0.01, weight_decay=0.2, epsilon=1e-7, **clipping))
     for got, want in zip(ours, keras_adamw):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_global_norm_clipping_scales_every_gradient_by_one_factor():
+    # With lr 1 and zero moments, Adam's first step moves each weight by about sign(g): test the
+    # clipped gradients instead, through an optimizer whose update is w <- w - g.
+    class PlainStep(SelectiveDecayAdamW):
+        def update_step(self, gradient, variable, learning_rate):
+            variable.assign_sub(gradient)
+
+    rng = np.random.default_rng(0)
+    start = [rng.normal(size=(3, 4)), rng.normal(size=(4,))]
+    grads = [rng.normal(size=w.shape) for w in start]
+    norm = np.sqrt(sum((g**2).sum() for g in grads))
+    got = _run(PlainStep(1.0, weight_decay=0.0, global_clipnorm=0.5), steps=1)
+    for g, w, d in zip(got, start, grads):
+        np.testing.assert_allclose(g, w - d * 0.5 / norm, rtol=1e-5)
 
 
 def test_a_subclass_with_its_own_update_step_is_honoured():
