@@ -84,8 +84,25 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def _pretraining_epochs(args):
+    """(epochs, updates per epoch, --save-at updates) of the pre-training; bad --save-at values are refused."""
+    epochs = max(1, args.pretrain_steps // 500)
+    steps_per_epoch = max(1, args.pretrain_steps // epochs)
+    save_at = {int(v) for v in args.save_at.split(",") if v}
+    if save_at and (args.pretrained or "pretrained" not in args.arms.split(",") or args.pretrain_steps < 1):
+        raise ValueError(f"--save-at {args.save_at} needs this run to pre-train (the pretrained arm, "
+                         "--pretrain-steps >= 1 and no --pretrained file).")
+    wrong = sorted(n for n in save_at if n % steps_per_epoch or not 0 < n <= args.pretrain_steps)
+    if wrong:
+        raise ValueError(f"--save-at {wrong}: each must be a multiple of {steps_per_epoch} (the updates per "
+                         f"epoch) and at most --pretrain-steps {args.pretrain_steps}.")
+    return epochs, steps_per_epoch, save_at
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if not args.merge:
+        _pretraining_epochs(args)  # refuse a bad --save-at before any data is read
     output = pathlib.Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     if args.merge:
@@ -133,13 +150,7 @@ def main(argv=None):
         pretrainer = BertPretrainer(backbone())
         warmup = round(args.pretrain_warmup * args.pretrain_steps)
         pretrainer.compile(optimizer=bert_optimizer(args.pretrain_lr, args.pretrain_steps, warmup))
-        epochs = max(1, args.pretrain_steps // 500)
-        steps_per_epoch = args.pretrain_steps // epochs
-        save_at = {int(v) for v in args.save_at.split(",") if v}
-        wrong = sorted(n for n in save_at if n % steps_per_epoch or not 0 < n <= args.pretrain_steps)
-        if wrong:
-            raise ValueError(f"--save-at {wrong}: each must be a multiple of {steps_per_epoch} (the updates per "
-                             f"epoch) and at most --pretrain-steps {args.pretrain_steps}.")
+        epochs, steps_per_epoch, save_at = _pretraining_epochs(args)
         saver = keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: (
             pretrainer.backbone.save(output / f"bert_sst2_backbone_{(epoch + 1) * steps_per_epoch}.keras")
             if (epoch + 1) * steps_per_epoch in save_at else None))
@@ -157,10 +168,12 @@ def main(argv=None):
                                                  for n in sorted(int(v) for v in args.save_at.split(",") if v)}}
         candidates["final"] = backbone_file
         for name, file in candidates.items():
-            if file is None or file.is_file():
-                weights = backbone() if file is None else keras.saving.load_model(file)
-                probes[name] = linear_probe(weights, tokenizer, task, args.sequence_length)
-                print("probe", name, probes[name], flush=True)
+            if file is not None and not file.is_file():
+                print(f"probe {name}: skipped, no backbone at {file}", flush=True)
+                continue
+            weights = backbone() if file is None else keras.saving.load_model(file)
+            probes[name] = linear_probe(weights, tokenizer, task, args.sequence_length)
+            print("probe", name, probes[name], flush=True)
 
     # 3. The same fine-tuning from the pre-trained and from random weights, per learning rate and seed.
     runs = {}

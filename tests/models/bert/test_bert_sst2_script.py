@@ -64,3 +64,7 @@ def test_bert_sst2_tiny_budget(tmp_path):
     with pytest.raises(ValueError, match=r"--save-at \[3\]: each must be a multiple of 2"):
         module.main(common + ["--output", str(tmp_path / "bad"), "--pretrain-steps", "2", "--save-at", "3",
                               "--vocabulary", str(tmp_path / "out" / "vocabulary.txt")])
+    with pytest.raises(ValueError, match=r"--save-at 2 needs this run to pre-train"):
+        module.main(common + ["--output", str(tmp_path / "bad"), "--save-at", "2",
+                              "--pretrained", str(tmp_path / "out" / "bert_sst2_backbone.keras")])
+    assert not (tmp_path / "bad").exists()  # refused before anything was written
