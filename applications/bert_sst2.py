@@ -81,14 +81,28 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0, help="vocabulary sample, pairs, masks, initialisation")
     parser.add_argument("--merge", nargs="+", help="metrics files of runs to merge into one report (nothing trained)")
     parser.add_argument("--verbose", type=int, default=2)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.merge:  # bad values get one line naming them, before any data is read
+        for flag, text, kind in (("--lr", args.lr, float), ("--finetune-seeds", args.finetune_seeds, int)):
+            try:
+                [kind(v) for v in text.split(",")]
+            except ValueError:
+                parser.error(f"{flag} {text!r}: expected a comma-separated list of {kind.__name__} values")
+        try:
+            _pretraining_epochs(args)
+        except ValueError as error:
+            parser.error(str(error))
+    return args
 
 
 def _pretraining_epochs(args):
     """(epochs, updates per epoch, --save-at updates) of the pre-training; bad --save-at values are refused."""
     epochs = max(1, args.pretrain_steps // 500)
     steps_per_epoch = max(1, args.pretrain_steps // epochs)
-    save_at = {int(v) for v in args.save_at.split(",") if v}
+    try:
+        save_at = {int(v) for v in args.save_at.split(",") if v}
+    except ValueError:
+        raise ValueError(f"--save-at {args.save_at!r}: expected comma-separated update counts, e.g. 4000,8000")
     if save_at and (args.pretrained or "pretrained" not in args.arms.split(",") or args.pretrain_steps < 1):
         raise ValueError(f"--save-at {args.save_at} needs this run to pre-train (the pretrained arm, "
                          "--pretrain-steps >= 1 and no --pretrained file).")
@@ -101,8 +115,6 @@ def _pretraining_epochs(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    if not args.merge:
-        _pretraining_epochs(args)  # refuse a bad --save-at before any data is read
     output = pathlib.Path(args.output)
     output.mkdir(parents=True, exist_ok=True)
     if args.merge:

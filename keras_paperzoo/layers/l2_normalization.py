@@ -18,7 +18,8 @@ class L2Normalization(keras.layers.Layer):
 
     Args:
         axis: the axis to normalise (-1).
-        epsilon: the smallest norm divided by (1e-12, PyTorch's default).
+        epsilon: the smallest norm divided by (1e-12, PyTorch's default), in [1e-18, 1)
+            (its square must stay a normal float32). The norm is computed in float32.
 
     Example:
 
@@ -32,15 +33,16 @@ class L2Normalization(keras.layers.Layer):
         super().__init__(**kwargs)
         if not isinstance(axis, int) or isinstance(axis, bool):
             raise ValueError(f"L2Normalization axis must be an int; got {axis!r}.")
-        if not epsilon > 0:
-            raise ValueError(f"L2Normalization epsilon must be > 0; got {epsilon!r}.")
+        if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 1e-18 <= epsilon < 1:
+            raise ValueError(f"L2Normalization epsilon must be a number in [1e-18, 1); got {epsilon!r}.")
         self.axis = axis
         self.epsilon = float(epsilon)
         self.supports_masking = True
 
     def call(self, inputs):
-        square_sum = ops.sum(ops.square(inputs), axis=self.axis, keepdims=True)  # (..., 1, ...)
-        return inputs * ops.rsqrt(ops.maximum(square_sum, self.epsilon**2))
+        x = ops.cast(inputs, "float32")  # epsilon^2 (1e-24) would underflow to 0 in float16
+        square_sum = ops.sum(ops.square(x), axis=self.axis, keepdims=True)  # (..., 1, ...)
+        return ops.cast(x * ops.rsqrt(ops.maximum(square_sum, self.epsilon**2)), inputs.dtype)
 
     def compute_output_shape(self, input_shape):
         return input_shape

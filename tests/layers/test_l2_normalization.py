@@ -15,6 +15,14 @@ def test_l2_normalization_divides_by_the_norm_and_leaves_zero_at_zero():
     np.testing.assert_allclose(np.linalg.norm(y, axis=0), [1.0, 1.0], rtol=1e-6)
 
 
+def test_float16_inputs_keep_a_zero_vector_at_zero():
+    # Under mixed precision the layer computes in float16, where epsilon^2 = 1e-24 is 0 (rsqrt(0) = inf).
+    x = np.array([[0.0, 0.0], [3.0, 4.0]], "float16")
+    y = L2Normalization(dtype="mixed_float16")(x)
+    assert keras.backend.standardize_dtype(y.dtype) == "float16"
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(y).astype("float32"), [[0.0, 0.0], [0.6, 0.8]], atol=1e-3)
+
+
 def test_a_zero_feature_vector_keeps_the_weights_finite():
     # A zero-initialised projection gives z = 0 for every sample. keras.layers.UnitNormalization's
     # gradient there is 0 * inf = NaN on JAX (MoCo's head turned NaN in CI); PyTorch's normalize is finite.
@@ -37,7 +45,9 @@ def test_l2_normalization_config_save_fit_and_errors(tmp_path):
     x = np.random.default_rng(0).normal(size=(16, 4)).astype("float32")
     check_fit(model, x, x[:, :3], batch_size=8)
     check_saved_model(model, x, tmp_path)
-    with pytest.raises(ValueError, match="epsilon must be > 0; got 0"):
+    with pytest.raises(ValueError, match=r"epsilon must be a number in \[1e-18, 1\); got 0"):
         L2Normalization(epsilon=0)
+    with pytest.raises(ValueError, match="got 'tiny'"):
+        L2Normalization(epsilon="tiny")
     with pytest.raises(ValueError, match="axis must be an int; got 'last'"):
         L2Normalization(axis="last")

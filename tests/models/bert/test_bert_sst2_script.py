@@ -23,7 +23,7 @@ def _fake_shared_data(root):
 
 
 @pytest.mark.slow  # a pre-training and four fine-tunings: about a minute on a quiet CPU
-def test_bert_sst2_tiny_budget(tmp_path):
+def test_bert_sst2_tiny_budget(tmp_path, capsys):
     _fake_shared_data(tmp_path / "data")
     module = load_application("bert_sst2")
     common = ["--data", str(tmp_path / "data"), "--layers", "1", "--hidden", "16", "--vocabulary-size", "120",
@@ -60,11 +60,16 @@ def test_bert_sst2_tiny_budget(tmp_path):
                           str(tmp_path / "b" / "bert_sst2_metrics.json"), "--output", str(tmp_path / "m")])
     assert merged["summary"]["0.0001"]["random_init"] == row["random_init"]  # random init is deterministic per seed
 
-    # A --save-at the run never reaches is refused before training, naming the value and the rule.
-    with pytest.raises(ValueError, match=r"--save-at \[3\]: each must be a multiple of 2"):
-        module.main(common + ["--output", str(tmp_path / "bad"), "--pretrain-steps", "2", "--save-at", "3",
-                              "--vocabulary", str(tmp_path / "out" / "vocabulary.txt")])
-    with pytest.raises(ValueError, match=r"--save-at 2 needs this run to pre-train"):
-        module.main(common + ["--output", str(tmp_path / "bad"), "--save-at", "2",
-                              "--pretrained", str(tmp_path / "out" / "bert_sst2_backbone.keras")])
-    assert not (tmp_path / "bad").exists()  # refused before anything was written
+    # Bad values are refused before anything is read or written, in one line naming the value and the rule.
+    refusals = [
+        (["--pretrain-steps", "2", "--save-at", "3"], "--save-at [3]: each must be a multiple of 2"),
+        (["--save-at", "2", "--pretrained", str(tmp_path / "out" / "bert_sst2_backbone.keras")],
+         "--save-at 2 needs this run to pre-train"),
+        (["--save-at", "4k"], "--save-at '4k': expected comma-separated update counts"),
+        (["--lr", "3e-4;1e-3"], "--lr '3e-4;1e-3': expected a comma-separated list of float values"),
+    ]
+    for extra, message in refusals:
+        with pytest.raises(SystemExit):
+            module.main(common + ["--output", str(tmp_path / "bad")] + extra)
+        assert message in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
