@@ -36,7 +36,9 @@ init is best from 3e-4 on and the pre-trained model at 1e-3 (of 1e-4 ... 1e-3, m
 and Turc et al. 2019 fine-tune small BERTs up to 1e-4. `--save-at` and `--probe` add a linear
 probe of the frozen features as pre-training goes on (a diagnostic). `--arms random_init
 --pretrain-steps 0` runs the baseline alone (e.g. side by side with the pre-training)
-and `--merge` joins the metrics files. Writes bert_sst2_metrics.json and
+and `--merge` joins the metrics files; `--pretrain-from` continues a saved pre-training. Each fine-tuning run
+keeps which dev sentences it got right (`dev_correct`), so the gain's error is paired on
+the sentences (`gain_error`). Writes bert_sst2_metrics.json and
 bert_sst2_results.md in `--output`. The committed run and its reading:
 applications/results/bert_sst2_results.md (the gain is not reproduced at this budget).
 """
@@ -69,6 +71,11 @@ def parse_args(argv=None):
     parser.add_argument("--pretrain-lr", type=float, default=1e-3)
     parser.add_argument("--pretrain-warmup", type=float, default=0.1, help="warmup fraction of the pre-training")
     parser.add_argument("--pretrained", help="a saved pre-trained backbone (.keras) instead of pre-training")
+    parser.add_argument("--pretrain-from", help="pre-train further from this saved backbone (.keras), with a new "
+                        "warmup and decay, instead of from the random initialisation; the MLM and NSP heads start "
+                        "afresh (the file holds the backbone only)")
+    parser.add_argument("--pretrain-seed", type=int, help="sentence pairs and masks of the pre-training "
+                        "(default: --seed); give another one with --pretrain-from for fresh masks")
     parser.add_argument("--save-at", default="", help="also save the backbone after these updates (comma-separated, "
                         "multiples of 500), e.g. to probe the features as pre-training goes on")
     parser.add_argument("--probe", action="store_true", help="linear probe of the frozen features (random init, "
@@ -88,6 +95,10 @@ def parse_args(argv=None):
                 [kind(v) for v in text.split(",")]
             except ValueError:
                 parser.error(f"{flag} {text!r}: expected a comma-separated list of {kind.__name__} values")
+        if args.pretrain_from and args.pretrained:
+            parser.error("--pretrain-from and --pretrained: give one (pre-train further, or use the file as it is)")
+        if args.pretrain_from and not pathlib.Path(args.pretrain_from).is_file():
+            parser.error(f"--pretrain-from {args.pretrain_from}: no such file")
         try:
             _pretraining_epochs(args)
         except ValueError as error:
@@ -157,9 +168,10 @@ def main(argv=None):
     if "pretrained" in arms and not args.pretrained:
         if args.pretrain_steps < 1:
             raise ValueError(f"--pretrain-steps must be >= 1 for the pretrained arm; got {args.pretrain_steps}.")
-        pairs = bert_pretraining_dataset(documents, tokenizer, args.sequence_length, args.batch_size, seed=args.seed,
-                                         repeat=True)
-        pretrainer = BertPretrainer(backbone())
+        pretrain_seed = args.seed if args.pretrain_seed is None else args.pretrain_seed
+        pairs = bert_pretraining_dataset(documents, tokenizer, args.sequence_length, args.batch_size,
+                                         seed=pretrain_seed, repeat=True)
+        pretrainer = BertPretrainer(keras.saving.load_model(args.pretrain_from) if args.pretrain_from else backbone())
         warmup = round(args.pretrain_warmup * args.pretrain_steps)
         pretrainer.compile(optimizer=bert_optimizer(args.pretrain_lr, args.pretrain_steps, warmup))
         epochs, steps_per_epoch, save_at = _pretraining_epochs(args)
@@ -194,17 +206,19 @@ def main(argv=None):
             for seed in [int(v) for v in args.finetune_seeds.split(",")]:
                 weights = keras.saving.load_model(backbone_file) if arm == "pretrained" else backbone()
                 t = time.perf_counter()
-                _, fine, dev_accuracy = fine_tune(weights, tokenizer, task, batch_size=args.batch_size,
-                                                  epochs=args.finetune_epochs, learning_rate=lr, seed=seed,
-                                                  verbose=args.verbose)
+                classifier, fine, dev_accuracy = fine_tune(weights, tokenizer, task, batch_size=args.batch_size,
+                                                           epochs=args.finetune_epochs, learning_rate=lr, seed=seed,
+                                                           verbose=args.verbose)
                 runs[f"{arm}/lr={lr:g}/seed={seed}"] = {
                     "arm": arm, "lr": lr, "seed": seed,
                     "dev_accuracy_percent": round(100 * dev_accuracy, 2),
                     "dev_accuracy_percent_per_epoch": [round(100 * v, 2) for v in fine.history["val_accuracy"]],
                     "train_accuracy_percent": round(100 * fine.history["accuracy"][-1], 2),
                     "seconds": round(time.perf_counter() - t, 1),
+                    "dev_correct": dev_correct(classifier, tokenizer, task, args.sequence_length),
                 }
-                print(arm, lr, seed, runs[f"{arm}/lr={lr:g}/seed={seed}"], flush=True)
+                print(arm, lr, seed, {k: v for k, v in runs[f"{arm}/lr={lr:g}/seed={seed}"].items()
+                                      if k != "dev_correct"}, flush=True)
     metrics = {
         "paper": PAPER,
         "claim": "pre-training then fine-tuning beats training on the task alone",
@@ -224,6 +238,16 @@ def main(argv=None):
         },
     }
     return write(summarise(metrics), output)
+
+
+def dev_correct(classifier, tokenizer, task, sequence_length):
+    """Which dev sentences the classifier gets right, as a string of 0/1 in dev order (for the paired error)."""
+    from keras_paperzoo.data.bert_inputs import classification_dataset
+
+    _, _, dev_x, dev_y, _ = task
+    logits = classifier.predict(classification_dataset(dev_x, dev_y, tokenizer, sequence_length, batch_size=256),
+                                verbose=0)  # (N, 2)
+    return "".join("1" if right else "0" for right in np.argmax(logits, axis=-1) == dev_y)
 
 
 def linear_probe(backbone, tokenizer, task, sequence_length):
@@ -266,16 +290,14 @@ def merge(parts):
 
 
 def summarise(metrics):
-    """Per learning rate: each arm's mean dev accuracy over the seeds and the paired gain, with 2 standard errors.
+    """Per learning rate: each arm's mean dev accuracy over the seeds and the gain paired by seed, with 2 standard
+    errors; then the best rate of each arm against the other's best (the paper's protocol: best of the grid on dev).
 
     The standard error of an arm's mean joins the spread over fine-tuning seeds (std / sqrt(n))
-    and the dev set's sampling error (sqrt(p (1 - p) / 872), shared by all seeds, so not divided);
-    the gain's error is the spread of the per-seed differences / sqrt(n) joined with the
-    sampling error of a difference of two accuracies on the same 872 sentences (at most
-    sqrt(2) times one accuracy's).
+    and the dev set's sampling error (sqrt(p (1 - p) / 872), shared by all seeds, so not divided).
+    The gain's error is `gain_error`'s.
     """
     runs = metrics["runs"]
-    n_dev = 872
     summary = {}
     for lr in sorted({run["lr"] for run in runs.values()}):
         row = {}
@@ -284,22 +306,55 @@ def summarise(metrics):
             if len(values):
                 p = values.mean() / 100
                 seeds_se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
-                se = float(np.hypot(seeds_se, 100 * np.sqrt(p * (1 - p) / n_dev)))
+                se = float(np.hypot(seeds_se, 100 * np.sqrt(p * (1 - p) / N_DEV)))
                 row[arm] = {"mean": round(float(values.mean()), 2), "two_se": round(2 * se, 2),
                             "per_seed": values.tolist()}
         if len(row) == 2:
-            by_seed = {a: {r["seed"]: r["dev_accuracy_percent"] for r in runs.values()
-                           if r["arm"] == a and r["lr"] == lr} for a in row}
-            seeds = sorted(set(by_seed["pretrained"]) & set(by_seed["random_init"]))
-            gains = np.array([by_seed["pretrained"][s] - by_seed["random_init"][s] for s in seeds])
-            p = (row["pretrained"]["mean"] + row["random_init"]["mean"]) / 200
-            seeds_se = gains.std(ddof=1) / np.sqrt(len(gains)) if len(gains) > 1 else 0.0
-            se = float(np.hypot(seeds_se, 100 * np.sqrt(2 * p * (1 - p) / n_dev)))
-            row["gain"] = {"mean": round(float(gains.mean()), 2), "two_se": round(2 * se, 2),
-                           "per_seed": [round(float(g), 2) for g in gains]}
+            row["gain"] = gain_error(*(_by_seed(runs, arm, lr) for arm in ("pretrained", "random_init")))
         summary[f"{lr:g}"] = row
     metrics["summary"] = summary
+    best = {arm: max((row[arm]["mean"], lr) for lr, row in summary.items() if arm in row)[1]
+            for arm in ("pretrained", "random_init") if any(arm in row for row in summary.values())}
+    if len(best) == 2:
+        metrics["best"] = {"pretrained_lr": best["pretrained"], "random_init_lr": best["random_init"],
+                           "pretrained": summary[best["pretrained"]]["pretrained"]["mean"],
+                           "random_init": summary[best["random_init"]]["random_init"]["mean"],
+                           "gain": gain_error(_by_seed(runs, "pretrained", float(best["pretrained"])),
+                                              _by_seed(runs, "random_init", float(best["random_init"])))}
     return metrics
+
+
+N_DEV = 872  # SST-2 dev sentences
+
+
+def _by_seed(runs, arm, lr):
+    return {r["seed"]: r for r in runs.values() if r["arm"] == arm and r["lr"] == lr}
+
+
+def gain_error(pretrained, random_init):
+    """The gain (pre-trained minus random init, points) over the seeds both arms ran, with 2 standard errors.
+
+    With per-sentence results (`dev_correct`) in every run the error is paired on the dev
+    sentences: d_s(i) = correct_pretrained,s(i) - correct_random,s(i); the variance of the
+    mean gain is var_s(mean_i d_s) / S (seeds) + var_i(mean_s d_s(i)) / N (sentences), a
+    two-way sum that counts the seed-by-sentence term twice, so errs on the large side
+    (`"paired": true`). Without them, the seeds' spread is joined with the sampling error
+    of two unpaired accuracies on the same sentences, sqrt(2 p (1 - p) / N), an upper bound.
+    """
+    seeds = sorted(set(pretrained) & set(random_init))
+    gains = np.array([pretrained[s]["dev_accuracy_percent"] - random_init[s]["dev_accuracy_percent"] for s in seeds])
+    seeds_var = gains.var(ddof=1) / len(gains) if len(gains) > 1 else 0.0
+    paired = all("dev_correct" in arm[s] for arm in (pretrained, random_init) for s in seeds)
+    if paired:
+        correct = {a: np.array([[c == "1" for c in arm[s]["dev_correct"]] for s in seeds], dtype="float64")
+                   for a, arm in (("p", pretrained), ("r", random_init))}  # (S, N)
+        per_sentence = 100 * (correct["p"] - correct["r"]).mean(0)  # (N,)
+        sentences_var = per_sentence.var(ddof=1) / per_sentence.size
+    else:
+        p = np.mean([arm[s]["dev_accuracy_percent"] for arm in (pretrained, random_init) for s in seeds]) / 100
+        sentences_var = 100**2 * 2 * p * (1 - p) / N_DEV
+    return {"mean": round(float(gains.mean()), 2), "two_se": round(float(2 * np.sqrt(seeds_var + sentences_var)), 2),
+            "per_seed": [round(float(g), 2) for g in gains], "paired": paired}
 
 
 def write(metrics, output):
@@ -331,6 +386,11 @@ def report(metrics):
         cells = [f"{row[k]['mean']:.2f} ± {row[k]['two_se']:.2f}" if k in row else "" for k in
                  ("pretrained", "random_init", "gain")]
         lines.append(f"| {lr} | " + " | ".join(cells) + " |")
+    if metrics.get("best"):
+        best = metrics["best"]
+        lines.append(f"| best of the grid per arm (lr {best['pretrained_lr']} / {best['random_init_lr']}) | "
+                     f"{best['pretrained']:.2f} | {best['random_init']:.2f} | "
+                     f"{best['gain']['mean']:+.2f} ± {best['gain']['two_se']:.2f} |")
     lines += ["| BERT-base (paper, GLUE test) | 93.5 | | |", ""]
     if metrics.get("probe"):
         lines += ["Linear probe of the frozen features (logistic regression on the fine-tuning sentences, SST-2 dev %):",
