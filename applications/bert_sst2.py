@@ -97,8 +97,12 @@ def parse_args(argv=None):
                 parser.error(f"{flag} {text!r}: expected a comma-separated list of {kind.__name__} values")
         if args.pretrain_from and args.pretrained:
             parser.error("--pretrain-from and --pretrained: give one (pre-train further, or use the file as it is)")
-        if args.pretrain_from and not pathlib.Path(args.pretrain_from).is_file():
-            parser.error(f"--pretrain-from {args.pretrain_from}: no such file")
+        for flag, file, suffix in (("--pretrain-from", args.pretrain_from, ".keras"),
+                                   ("--pretrained", args.pretrained, ".keras"), ("--vocabulary", args.vocabulary, "")):
+            if file and not pathlib.Path(file).is_file():
+                parser.error(f"{flag} {file}: no such file")
+            if file and not file.endswith(suffix):
+                parser.error(f"{flag} {file}: expected a {suffix} file (a saved backbone)")
         try:
             _pretraining_epochs(args)
         except ValueError as error:
@@ -294,10 +298,12 @@ def summarise(metrics):
     errors; then the best rate of each arm against the other's best (the paper's protocol: best of the grid on dev).
 
     The standard error of an arm's mean joins the spread over fine-tuning seeds (std / sqrt(n))
-    and the dev set's sampling error (sqrt(p (1 - p) / 872), shared by all seeds, so not divided).
+    and the dev set's sampling error (sqrt(p (1 - p) / N), N the dev sentences (872), shared by all seeds, so not
+    divided).
     The gain's error is `gain_error`'s.
     """
     runs = metrics["runs"]
+    n_dev = next((len(r["dev_correct"]) for r in runs.values() if "dev_correct" in r), N_DEV)
     summary = {}
     for lr in sorted({run["lr"] for run in runs.values()}):
         row = {}
@@ -306,7 +312,7 @@ def summarise(metrics):
             if len(values):
                 p = values.mean() / 100
                 seeds_se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else 0.0
-                se = float(np.hypot(seeds_se, 100 * np.sqrt(p * (1 - p) / N_DEV)))
+                se = float(np.hypot(seeds_se, 100 * np.sqrt(p * (1 - p) / n_dev)))
                 row[arm] = {"mean": round(float(values.mean()), 2), "two_se": round(2 * se, 2),
                             "per_seed": values.tolist()}
         if len(row) == 2:
@@ -324,7 +330,7 @@ def summarise(metrics):
     return metrics
 
 
-N_DEV = 872  # SST-2 dev sentences
+N_DEV = 872  # SST-2 dev sentences, for metrics files written before the runs kept `dev_correct`
 
 
 def _by_seed(runs, arm, lr):

@@ -48,7 +48,11 @@ def test_bert_sst2_tiny_budget(tmp_path):
              - runs[f"random_init/lr=0.0001/seed={s}"]["dev_accuracy_percent"] for s in (0, 1)]
     assert row["gain"]["per_seed"] == pytest.approx(gains, abs=0.01)
     assert row["gain"]["mean"] == pytest.approx(sum(gains) / 2, abs=0.01)
-    assert row["pretrained"]["two_se"] > 0
+    # An arm's error: the seeds' spread joined with the sampling error of one accuracy on the 8 dev sentences.
+    values = np.array(row["pretrained"]["per_seed"])
+    p = values.mean() / 100
+    arm_two_se = 2 * np.hypot(values.std(ddof=1) / np.sqrt(2), 100 * np.sqrt(p * (1 - p) / 8))
+    assert row["pretrained"]["two_se"] == pytest.approx(arm_two_se, abs=0.01)
     # Per-sentence results are saved (8 dev sentences), so the gain's error is the paired one, by hand:
     correct = {arm: np.array([[c == "1" for c in runs[f"{arm}/lr=0.0001/seed={s}"]["dev_correct"]] for s in (0, 1)],
                              dtype=float) for arm in ("pretrained", "random_init")}  # (seeds, sentences)
@@ -119,6 +123,7 @@ def test_bert_sst2_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     module = load_application("bert_sst2")
     backbone = tmp_path / "backbone.keras"
     backbone.write_bytes(b"")  # only its existence is checked before refusing
+    _fake_shared_data(tmp_path / "data")
     refusals = [
         (["--pretrain-steps", "2", "--save-at", "3"], "--save-at [3]: each must be a multiple of 2"),
         (["--save-at", "2", "--pretrained", str(backbone)],
@@ -127,6 +132,9 @@ def test_bert_sst2_refuses_bad_arguments_in_one_line(tmp_path, capsys):
         (["--lr", "3e-4;1e-3"], "--lr '3e-4;1e-3': expected a comma-separated list of float values"),
         (["--pretrain-from", str(tmp_path / "nowhere.keras")], "nowhere.keras: no such file"),
         (["--pretrain-from", str(backbone), "--pretrained", str(backbone)], "--pretrain-from and --pretrained"),
+        (["--pretrained", str(tmp_path / "backbone.h5")], "backbone.h5: no such file"),
+        (["--vocabulary", str(tmp_path / "vocab.txt")], "vocab.txt: no such file"),
+        (["--pretrained", str(tmp_path / "data" / "sst2" / "dev.tsv")], "dev.tsv: expected a .keras file"),
     ]
     for extra, message in refusals:
         with pytest.raises(SystemExit):
