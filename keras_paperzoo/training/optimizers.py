@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_paperzoo.training.step import multi_tensor_momentum_step
+
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
 class ScheduledMomentumSGD(keras.optimizers.SGD):
@@ -12,7 +14,8 @@ class ScheduledMomentumSGD(keras.optimizers.SGD):
     from 0.5 to 0.7 over the first 250 epochs (Goodfellow et al. 2014; authors'
     pylearn2 `MomentumAdjustor`), so here `momentum` may also be a schedule
     (a function of this optimizer's update count, e.g. `LinearRamp`).
-    The update is Keras's: v <- m v - lr g; w <- w + v.
+    The update is Keras's: v <- m v - lr g; w <- w + v (Nesterov: w <- w + m v - lr g). On
+    PyTorch it runs as one multi-tensor update of all variables (`multi_tensor_momentum_step`).
 
     `l2` is weight decay as the papers of the Caffe era used it (AlexNet, VGG,
     ResNet: "weight decay 5e-4 / 1e-4"): l2 * w is added to the gradient *before*
@@ -58,7 +61,19 @@ class ScheduledMomentumSGD(keras.optimizers.SGD):
         momentum = ops.cast(self.momentum_schedule(self.iterations), variable.dtype)
         velocity = self.momentums[self._get_variable_index(variable)]
         self.assign(velocity, velocity * momentum - gradient * learning_rate)
-        self.assign_add(variable, velocity)
+        if self.nesterov:
+            self.assign_add(variable, velocity * momentum - gradient * learning_rate)
+        else:
+            self.assign_add(variable, velocity)
+
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        # PyTorch: one multi-tensor update of every variable (`multi_tensor_momentum_step`), as Keras's own SGD
+        # gets there; elsewhere, or when a subclass changes `update_step`, Keras's loop over `update_step`.
+        own_rule = type(self).update_step is not ScheduledMomentumSGD.update_step
+        decayed = [bool(self.l2) and self._use_weight_decay(v) for v in trainable_variables]
+        if own_rule or not multi_tensor_momentum_step(self, grads, trainable_variables, learning_rate,
+                                                      self.current_momentum(), decayed):
+            super()._backend_update_step(grads, trainable_variables, learning_rate)
 
     def current_momentum(self):
         if self.momentum_schedule is None:

@@ -125,6 +125,51 @@ def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
     return True
 
 
+def multi_tensor_momentum_step(optimizer, grads, variables, learning_rate, momentum, decayed):
+    """Keras's SGD update (`keras.optimizers.SGD.update_step`) with coupled L2, for all variables at once.
+
+    On PyTorch it runs as `torch._foreach_*` calls, as Keras's own `SGD` does there
+    (Keras swaps its multi-tensor version in for that exact class only, not for
+    subclasses such as `ScheduledMomentumSGD`). Measured per update, with L2: ResNet-20's
+    57 variables 10.5 -> 1.3 ms, ResNet-50's 159 variables 107 -> 56 ms (the L2 term's
+    memory traffic is most of the rest: Keras's SGD without it takes 20 ms). Per variable:
+
+        g <- g + l2 w  (where `decayed`);  v <- momentum v - lr g
+        w <- w + v,  or with Nesterov  w <- w + momentum v - lr g
+
+    Args:
+        optimizer: the `keras.optimizers.SGD` (subclass) owning `variables`, with
+            `l2` (float) and momentum slots when `momentum` may be non-zero.
+        momentum: this update's momentum (a float).
+        decayed: one bool per variable: whether it gets the `l2` term.
+
+    Returns:
+        True if it updated the variables; False (nothing done) on TensorFlow and JAX,
+        whose compiled per-variable updates XLA fuses already.
+    """
+    if keras.backend.backend() != "torch":
+        return False
+    import torch
+
+    with torch.no_grad():
+        params = [variable.value for variable in variables]
+        grads = [torch.as_tensor(g, dtype=p.dtype, device=p.device) for g, p in zip(grads, params)]
+        if optimizer.l2:
+            grads = [torch.add(g, p, alpha=optimizer.l2) if d else g for g, p, d in zip(grads, params, decayed)]
+        lr = float(learning_rate)
+        if not optimizer.momentums:  # a constant momentum of 0: no slots, plain SGD
+            torch._foreach_add_(params, grads, alpha=-lr)
+            return True
+        velocities = [optimizer.momentums[optimizer._get_variable_index(v)].value for v in variables]
+        torch._foreach_mul_(velocities, momentum)
+        torch._foreach_add_(velocities, grads, alpha=-lr)  # v <- momentum v - lr g
+        if optimizer.nesterov:
+            torch._foreach_add_(params, velocities, alpha=momentum)
+            torch._foreach_add_(params, grads, alpha=-lr)
+        else:
+            torch._foreach_add_(params, velocities)
+    return True
+
 
 def multi_tensor_clip_by_global_norm(grads, clip_norm):
     """Keras's `clip_by_global_norm` (g * clip_norm / max(||g||, clip_norm)) as multi-tensor calls.
@@ -144,6 +189,7 @@ def multi_tensor_clip_by_global_norm(grads, clip_norm):
         scale = clip_norm * torch.clamp(1.0 / norm, max=1.0 / clip_norm) + (norm - norm)
         scaled = iter(torch._foreach_mul(present, scale))
         return [None if g is None else next(scaled) for g in grads]
+
 
 def _jax_value_and_grad(loss_fn, variables):
     """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""

@@ -105,3 +105,43 @@ def test_coupled_l2_goes_through_momentum_like_pytorch_sgd():
     assert ScheduledMomentumSGD.from_config(opt.get_config()).l2 == 0.5
     with pytest.raises(ValueError, match="l2"):
         ScheduledMomentumSGD(0.1, l2=-1.0)
+
+
+@pytest.mark.parametrize("momentum, nesterov", [(0.9, False), (0.9, True), (0.0, False), ("ramp", False),
+                                                ("ramp", True)])
+def test_sgd_update_of_many_variables_matches_the_formula(momentum, nesterov):
+    # On PyTorch this is the multi-tensor update (`multi_tensor_momentum_step`); the formula is per variable:
+    # g + l2 w (not for the excluded bias), v <- m v - lr g, w <- w + v (Nesterov: w + m v - lr g).
+    rng = np.random.default_rng(0)
+    shapes = {"kernel": (3, 4), "bias": (4,), "scale": (2, 2, 3)}
+    values = {name: rng.normal(size=shape).astype("float32") for name, shape in shapes.items()}
+    grads = [{name: rng.normal(size=shape).astype("float32") for name, shape in shapes.items()} for _ in range(3)]
+    variables = [keras.Variable(values[name], name=name) for name in shapes]
+    ramp = LinearRamp(0.5, 0.7, ramp_steps=2)
+    opt = ScheduledMomentumSGD(0.1, momentum=ramp if momentum == "ramp" else momentum, l2=0.05, nesterov=nesterov)
+    opt.exclude_from_weight_decay(var_names=["bias"])
+    opt.build(variables)
+    expected = {name: value.astype("float64") for name, value in values.items()}
+    velocity = {name: np.zeros(shape) for name, shape in shapes.items()}
+    for step, grad in enumerate(grads):
+        m = (0.5 + 0.2 * min(step / 2, 1.0)) if momentum == "ramp" else momentum
+        for name in shapes:
+            g = grad[name] + (0.0 if name == "bias" else 0.05 * expected[name])
+            velocity[name] = m * velocity[name] - 0.1 * g
+            expected[name] = expected[name] + (m * velocity[name] - 0.1 * g if nesterov else velocity[name])
+        opt.apply([keras.ops.convert_to_tensor(grad[name]) for name in shapes], variables)
+    for variable, name in zip(variables, shapes):
+        np.testing.assert_allclose(keras.ops.convert_to_numpy(variable), expected[name], rtol=1e-5, atol=1e-6)
+    assert int(opt.iterations.numpy()) == 3
+
+
+def test_sgd_subclass_with_its_own_rule_keeps_it():
+    class SignSGD(ScheduledMomentumSGD):  # a per-variable rule: the multi-tensor path must step aside
+        def update_step(self, gradient, variable, learning_rate):
+            self.assign_sub(variable, learning_rate * keras.ops.sign(gradient))
+
+    w = keras.Variable(np.array([1.0, -1.0], "float32"))
+    opt = SignSGD(0.1, momentum=0.9)
+    opt.build([w])
+    opt.apply([keras.ops.convert_to_tensor(np.array([3.0, -0.5], "float32"))], [w])
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(w), [0.9, -0.9], rtol=1e-6)
