@@ -72,7 +72,7 @@ class ScheduledMomentumSGD(keras.optimizers.SGD):
         own_rule = type(self).update_step is not ScheduledMomentumSGD.update_step
         decayed = [bool(self.l2) and self._use_weight_decay(v) for v in trainable_variables]
         if own_rule or not multi_tensor_momentum_step(self, grads, trainable_variables, learning_rate,
-                                                      self.current_momentum(), decayed):
+                                                      self.current_momentum, decayed):
             super()._backend_update_step(grads, trainable_variables, learning_rate)
 
     def current_momentum(self):

@@ -140,7 +140,9 @@ def multi_tensor_momentum_step(optimizer, grads, variables, learning_rate, momen
     Args:
         optimizer: the `keras.optimizers.SGD` (subclass) owning `variables`, with
             `l2` (float) and momentum slots when `momentum` may be non-zero.
-        momentum: this update's momentum (a float).
+        momentum: a function of no arguments returning this update's momentum (a
+            float). It is called on PyTorch only, where a schedule's value can be read
+            eagerly; inside TF's and JAX's compiled steps it could not.
         decayed: one bool per variable: whether it gets the `l2` term.
 
     Returns:
@@ -157,6 +159,7 @@ def multi_tensor_momentum_step(optimizer, grads, variables, learning_rate, momen
         if optimizer.l2:
             grads = [torch.add(g, p, alpha=optimizer.l2) if d else g for g, p, d in zip(grads, params, decayed)]
         lr = float(learning_rate)
+        momentum = float(momentum())
         if not optimizer.momentums:  # a constant momentum of 0: no slots, plain SGD
             torch._foreach_add_(params, grads, alpha=-lr)
             return True
