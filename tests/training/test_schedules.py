@@ -145,3 +145,21 @@ def test_sgd_subclass_with_its_own_rule_keeps_it():
     opt.build([w])
     opt.apply([keras.ops.convert_to_tensor(np.array([3.0, -0.5], "float32"))], [w])
     np.testing.assert_allclose(keras.ops.convert_to_numpy(w), [0.9, -0.9], rtol=1e-6)
+
+
+def test_momentum_schedule_inside_compiled_fit_matches_the_formula():
+    # fit's step is compiled on TF (tf.function) and JAX (jit): the schedule must be read there as a tensor.
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, use_bias=False)])
+    w0 = np.array([[1.0], [-2.0]], "float32")
+    model.layers[0].set_weights([w0])
+    model.compile(optimizer=ScheduledMomentumSGD(0.1, momentum=LinearRamp(0.5, 0.7, ramp_steps=2), l2=0.01),
+                  loss="mse")
+    x, y = np.array([[1.0, 2.0]], "float32"), np.array([[0.5]], "float32")
+    model.fit(x, y, epochs=3, batch_size=1, shuffle=False, verbose=0)
+    w, velocity = w0.astype("float64"), np.zeros((2, 1))
+    for step in range(3):
+        momentum = 0.5 + 0.2 * min(step / 2, 1.0)
+        gradient = 2 * x.T @ (x @ w - y) + 0.01 * w  # mean squared error of one sample, plus l2 w
+        velocity = momentum * velocity - 0.1 * gradient
+        w = w + velocity
+    np.testing.assert_allclose(model.layers[0].get_weights()[0], w, rtol=1e-5)
