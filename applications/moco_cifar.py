@@ -131,14 +131,14 @@ def build_moco(dataset, data, batch_size, momentum, seed, preset=PRESET):
     x_train = data[0]
     mean, variance = per_channel_statistics(x_train)
     std = np.sqrt(variance)
-    augmentation = dict(MOCO_PRESETS[preset]["config"].get("augmentation", {}))
+    augmentation = dict(MOCO_PRESETS[preset]["arguments"].get("augmentation", {}))
     augmentation.update({"mean": mean.tolist(), "std": std.tolist()})
     if dataset in ("mnist", "digits"):
         augmentation["crop_scale"] = (0.5, 1.0)
     keras.utils.set_random_seed(seed)  # every momentum starts from the same encoder
     moco = MoCo.from_preset(
         preset, image_shape=x_train.shape[1:], momentum=momentum, seed=seed, augmentation=augmentation,
-        queue_size=queue_size_for(MOCO_PRESETS[preset]["config"]["queue_size"], batch_size, len(x_train)),
+        queue_size=queue_size_for(MOCO_PRESETS[preset]["arguments"]["queue_size"], batch_size, len(x_train)),
         shuffle_bn_splits=shuffle_bn_splits_for(batch_size),
     )
     normalize = lambda x: ((x - mean) / std).astype("float32")  # noqa: E731  (what the encoder sees)

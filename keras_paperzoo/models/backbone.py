@@ -24,6 +24,7 @@ TinyBackbone.from_preset("tiny", filters=16)
 """
 
 import copy
+import inspect
 
 import keras
 
@@ -42,6 +43,13 @@ class Backbone(keras.Model):
         if name not in cls.presets:
             raise ValueError(
                 f"Unknown {cls.__name__} preset {name!r}; available: {', '.join(sorted(cls.presets))}."
+            )
+        known = set(inspect.signature(cls.__init__).parameters) - {"self", "kwargs"}
+        unknown = sorted(set(overrides) - known - {"name", "dtype", "trainable"})
+        if unknown:
+            raise ValueError(
+                f"Unknown override(s) {unknown} for {cls.__name__} preset {name!r}; "
+                f"{cls.__name__} takes {', '.join(sorted(known))}."
             )
         config = dict(cls.presets[name]["config"])
         config.update(overrides)

@@ -60,6 +60,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.models.moco import MOCO_PRESETS, MoCo
     from keras_paperzoo.recipes import common
 
+    run = common.start_run(args, "moco")
     dataset = args.dataset or "digits"
     image_size = args.image_size or (16 if dataset == "digits" else None)
     x_train, y_train = load_dataset(dataset, split="train", image_size=image_size, color_mode="rgb")
@@ -71,19 +72,18 @@ def run(args, extra_callbacks=()):
     if batch_size > len(x_train):
         raise RecipeError(f"--batch-size {batch_size} is larger than the {len(x_train)} training images.")
     splits = shuffle_bn_splits_for(batch_size)
-    queue_size = queue_size_for(MOCO_PRESETS[preset]["config"]["queue_size"], batch_size, len(x_train))
+    queue_size = queue_size_for(MOCO_PRESETS[preset]["arguments"]["queue_size"], batch_size, len(x_train))
 
     mean, variance = per_channel_statistics(x_train)
     std = np.sqrt(variance)
     normalized_train = ((x_train - mean) / std).astype("float32")
     normalized_test = ((x_test - mean) / std).astype("float32")
-    augmentation = dict(MOCO_PRESETS[preset]["config"].get("augmentation", {}))
+    augmentation = dict(MOCO_PRESETS[preset]["arguments"].get("augmentation", {}))
     augmentation.update({"mean": mean.tolist(), "std": std.tolist()})
     if dataset == "digits":
         augmentation["crop_scale"] = (0.5, 1.0)
 
     keras.utils.set_random_seed(args.seed)
-    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
     try:
         moco = MoCo.from_preset(
             preset, image_shape=x_train.shape[1:], queue_size=queue_size, shuffle_bn_splits=splits,
@@ -99,7 +99,7 @@ def run(args, extra_callbacks=()):
     labelled = y_train is not None and y_test is not None
     k = min(200, len(x_train))
     # Views and key permutations drawn from (seed, epoch): a --resume'd run repeats them.
-    callbacks = [batches.epoch_callback(), EpochSeeds(args.seed), keras.callbacks.TerminateOnNaN()]
+    callbacks = [EpochSeeds(args.seed)]
     encoder = moco.encoder
     probe_epochs = getattr(args, "probe_epochs", None) or 100
     train, test = (normalized_train, y_train), (normalized_test, y_test)
@@ -114,22 +114,16 @@ def run(args, extra_callbacks=()):
         )["accuracy"]
         monitor = KNNMonitor(train, test, encoder=encoder, k=k)
         callbacks.append(monitor)
-    callbacks += [common.checkpoint_callback(output_dir), *extra_callbacks]
+    callbacks += list(extra_callbacks)
     with common.Timer() as timer:
-        history = moco.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
-    losses = history.history["loss"]
-    if not np.all(np.isfinite(losses)):
-        common.remove_checkpoint(output_dir)
-        raise RecipeError(f"MoCo training diverged: the loss became {losses[-1]} at epoch {len(losses)}.")
-    moco.save(output_dir / "model.keras")
+        history = run.fit(moco, batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
+    run.save_model(moco, "model.keras")
 
     metrics = {name: values[-1] for name, values in history.history.items()}
     if labelled:
         probe = linear_probe(encoder, train, test, epochs=probe_epochs, batch_size=min(256, len(x_train)),
                              seed=args.seed)
         metrics.update({**init, "linear_probe_accuracy": probe["accuracy"]})
-        if "knn_acc" not in metrics:  # resumed after the last epoch: evaluate once more
-            metrics["knn_acc"] = monitor.evaluate()
     metrics.update(
         {
             "paper": PAPER,
@@ -147,5 +141,4 @@ def run(args, extra_callbacks=()):
             "train_seconds": round(timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)

@@ -37,21 +37,21 @@ MOCO_PRESETS = {
     "moco_v1_resnet50": {
         "description": "MoCo v1 (He et al. 2020): ResNet-50, linear 128-d head, K=65536, "
         "m=0.999, tau=0.07, v1 augmentation at 224.",
-        "backbone": ("resnet50", {}),
-        "config": {"version": 1, "queue_size": 65536, "momentum": 0.999, "temperature": 0.07},
+        "backbone": {"preset": "resnet50", "overrides": {}},
+        "arguments": {"version": 1, "queue_size": 65536, "momentum": 0.999, "temperature": 0.07},
     },
     "moco_v2_resnet50": {
         "description": "MoCo v2 (Chen et al. 2020): ResNet-50, MLP head 2048-2048-128, "
         "K=65536, m=0.999, tau=0.2, aug+ (blur) at 224.",
-        "backbone": ("resnet50", {}),
-        "config": {"version": 2, "queue_size": 65536, "momentum": 0.999, "temperature": 0.2},
+        "backbone": {"preset": "resnet50", "overrides": {}},
+        "arguments": {"version": 2, "queue_size": 65536, "momentum": 0.999, "temperature": 0.2},
     },
     "moco_cifar_resnet18": {
         "description": "The MoCo authors' CIFAR-10 demo: ResNet-18 (3x3 stem, no max pool), "
         "linear 128-d head, K=4096, m=0.99, tau=0.1, 8 BN splits, v2 augmentation "
         "without blur; reported kNN 82.6 % after 200 epochs.",
-        "backbone": ("resnet18", _CIFAR_RESNET18),
-        "config": {
+        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "arguments": {
             "version": 1, "queue_size": 4096, "momentum": 0.99, "temperature": 0.1,
             "augmentation": {"version": 2, "blur_probability": 0.0},
         },
@@ -59,14 +59,14 @@ MOCO_PRESETS = {
     "moco_v1_resnet20_cifar": {
         "description": "CPU-sized MoCo v1: CIFAR ResNet-20 backbone, linear 128-d head, "
         "K=4096, m=0.99 (short runs), tau=0.07, v1 augmentation at 32x32.",
-        "backbone": ("resnet20_cifar", {}),
-        "config": {"version": 1, "queue_size": 4096, "momentum": 0.99, "temperature": 0.07},
+        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
+        "arguments": {"version": 1, "queue_size": 4096, "momentum": 0.99, "temperature": 0.07},
     },
     "moco_v2_resnet20_cifar": {
         "description": "CPU-sized MoCo v2: CIFAR ResNet-20 backbone, MLP head 64-64-128, "
         "K=4096, m=0.99 (short runs), tau=0.2, aug+ at 32x32.",
-        "backbone": ("resnet20_cifar", {}),
-        "config": {
+        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
+        "arguments": {
             "version": 2, "queue_size": 4096, "momentum": 0.99, "temperature": 0.2,
             "projection_hidden_dim": 64,
         },
@@ -74,8 +74,8 @@ MOCO_PRESETS = {
     "moco_v2_resnet8_mnist": {
         "description": "CPU-sized MoCo v2 for long runs on small images: CIFAR ResNet-8 "
         "(1 block per stage, 16-32-64), MLP head 64-64-128, K=2048, m=0.999, tau=0.2, aug+.",
-        "backbone": ("resnet20_cifar", {"stage_blocks": [1, 1, 1]}),
-        "config": {
+        "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1, 1]}},
+        "arguments": {
             "version": 2, "queue_size": 2048, "momentum": 0.999, "temperature": 0.2,
             "projection_hidden_dim": 64,
         },
@@ -83,31 +83,10 @@ MOCO_PRESETS = {
     "moco_tiny": {
         "description": "A smoke-test MoCo v2: CIFAR-style ResNet with two blocks (8, 16 filters), "
         "MLP head 16-16-32, K=256, m=0.99, tau=0.2.",
-        "backbone": ("resnet20_cifar", {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}),
-        "config": {
+        "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}},
+        "arguments": {
             "version": 2, "queue_size": 256, "momentum": 0.99, "temperature": 0.2,
             "projection_dim": 32, "projection_hidden_dim": 16,
         },
     },
 }
-
-
-def build_from_preset(cls, name, image_shape=None, **overrides):
-    """`cls(backbone, **config)` for preset `name`; `backbone=` replaces the preset's."""
-    from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
-
-    if name not in MOCO_PRESETS:
-        raise ValueError(f"Unknown MoCo preset {name!r}; available: {', '.join(sorted(MOCO_PRESETS))}.")
-    preset = MOCO_PRESETS[name]
-    backbone = overrides.pop("backbone", None)
-    if backbone is None:
-        backbone_preset, backbone_overrides = preset["backbone"]
-        backbone_overrides = dict(backbone_overrides)
-        if image_shape is not None:
-            backbone_overrides["image_shape"] = tuple(image_shape)
-        backbone = ResNetBackbone.from_preset(backbone_preset, **backbone_overrides)
-    elif image_shape is not None:
-        raise ValueError("Pass either backbone= or image_shape= to MoCo.from_preset, not both.")
-    config = dict(preset["config"])
-    config.update(overrides)
-    return cls(backbone, **config)

@@ -186,13 +186,14 @@ def test_heads_and_presets():
     backbone = 3 * 3 * 3 * 4 + 4 + 2 * 4
     assert v1.query_encoder.count_params() - backbone - 2 * 4 == 4 * 128 + 128
     assert v2.query_encoder.count_params() - backbone - 2 * 4 == 4 * 2048 + 2048 + 2048 * 128 + 128
-    assert MOCO_PRESETS["moco_v1_resnet50"]["config"] == {
+    assert MOCO_PRESETS["moco_v1_resnet50"]["arguments"] == {
         "version": 1, "queue_size": 65536, "momentum": 0.999, "temperature": 0.07}
-    assert MOCO_PRESETS["moco_v2_resnet50"]["config"]["temperature"] == 0.2
-    assert MOCO_PRESETS["moco_v2_resnet20_cifar"]["backbone"] == ("resnet20_cifar", {})
+    assert MOCO_PRESETS["moco_v2_resnet50"]["arguments"]["temperature"] == 0.2
+    assert MOCO_PRESETS["moco_v2_resnet20_cifar"]["backbone"] == {"preset": "resnet20_cifar", "overrides": {}}
     # The MNIST ablation's preset: the paper's m = 0.999 on a ResNet-8 (one block per stage, 16-32-64).
-    assert MOCO_PRESETS["moco_v2_resnet8_mnist"]["backbone"] == ("resnet20_cifar", {"stage_blocks": [1, 1, 1]})
-    assert MOCO_PRESETS["moco_v2_resnet8_mnist"]["config"] == {
+    assert MOCO_PRESETS["moco_v2_resnet8_mnist"]["backbone"] == {
+        "preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1, 1]}}
+    assert MOCO_PRESETS["moco_v2_resnet8_mnist"]["arguments"] == {
         "version": 2, "queue_size": 2048, "momentum": 0.999, "temperature": 0.2, "projection_hidden_dim": 64}
     # A preset's MoCo arguments on another backbone (building ResNets is left to their own tests).
     moco = MoCo.from_preset("moco_v2_resnet20_cifar", backbone=_backbone(size=16), queue_size=64)

@@ -1,0 +1,169 @@
+"""`SelfSupervisedTrainer`: what the contrastive trainers (MoCo, SimCLR, BYOL, ...) share.
+
+On top of `Trainer` (config, presets, the paper's `compile()`):
+
+- the backbone check (any Keras model with a known image input shape; keras-hub's
+  too) and the representation h: backbone, then global average pooling when the
+  backbone returns a feature map (`encoder`, the model evaluated downstream);
+- the views: `x` given as V views (`x=(view_1, view_2)`), or drawn from raw images
+  by the trainer's `augmentation` (a layer returning a list of views, like
+  `MultiViewAugmentation`, or one returning one view, called once per view: each
+  call is an independent draw);
+- an online linear classifier (`num_classes=`): a linear layer on stop-gradient
+  features of the first view, trained beside the objective when labels are given
+  (`fit(images, labels)`), its accuracy logged as `probe_accuracy` (solo-learn's
+  "online linear evaluation"). The stop-gradient keeps the representation the
+  objective's alone; the probe is updated by the trainer's optimizer.
+
+A trainer built on it calls `_setup(backbone, augmentation, num_classes, seed)` in
+its constructor, implements `default_augmentation(image_size)`, and reads as its
+paper's algorithm box in `call` / `compute_loss`.
+"""
+
+import keras
+from keras import ops
+
+from keras_paperzoo.models.trainer import Trainer
+
+_COUNT = {2: "two", 3: "three"}
+
+
+def pool_features(features, owner="The trainer"):
+    """(B, h, w, C) maps -> (B, C) by global average pooling; (B, D) features unchanged."""
+    if len(features.shape) == 4:
+        return ops.mean(features, axis=(1, 2))
+    if len(features.shape) != 2:
+        raise ValueError(f"{owner} needs a backbone returning (B, D) features or (B, h, w, C) maps; "
+                         f"got shape {tuple(features.shape)}.")
+    return features
+
+
+class SelfSupervisedTrainer(Trainer):
+    """Mix-in base of the self-supervised trainers (see the module docstring)."""
+
+    fixed_loss = True
+
+    def _setup(self, backbone, augmentation, num_classes, seed):
+        check_backbone(type(self).__name__, backbone)
+        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
+                                        or num_classes < 2):
+            raise ValueError(f"num_classes (the online linear classifier) must be an int >= 2 or None; "
+                             f"got {num_classes!r}.")
+        self.backbone = backbone
+        self.seed = seed
+        self.num_classes = num_classes
+        self.augmentation = self._make_augmentation(augmentation)
+        self.probe = None
+        if num_classes is not None:
+            self.probe = keras.layers.Dense(num_classes, name="online_probe")
+            self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
+
+    # --- augmentation and views ---------------------------------------------------
+    def default_augmentation(self, image_size, **arguments):
+        """The paper's augmentation layer at `image_size` with `arguments` overriding its defaults."""
+        raise NotImplementedError
+
+    def _make_augmentation(self, augmentation):
+        if augmentation is None or isinstance(augmentation, keras.layers.Layer):
+            return augmentation
+        if augmentation == "default":
+            augmentation = {}
+        if not isinstance(augmentation, dict):
+            raise ValueError(
+                "augmentation must be 'default', a dict of the paper augmentation's arguments, a Keras "
+                f"layer or None; got {augmentation!r}."
+            )
+        image_size = tuple(self.backbone.input_shape[1:3])
+        if "image_size" not in augmentation and None in image_size:
+            return None  # a variable-size backbone: the views must be given
+        return self.default_augmentation(**{"image_size": image_size, **augmentation})
+
+    def views(self, inputs, training, count=2):
+        """`count` views of the batch: the given ones, or drawn by the augmentation."""
+        if isinstance(inputs, (list, tuple)):
+            if len(inputs) != count:
+                raise ValueError(f"{type(self).__name__} takes {count} views; got {len(inputs)}.")
+            views = list(inputs)
+        elif self.augmentation is None:
+            if training:
+                raise ValueError(
+                    f"{type(self).__name__} without augmentation needs {_COUNT.get(count, count)} views: "
+                    "x=(view_1, view_2). "
+                    f"Got one tensor of shape {tuple(inputs.shape)}; pass views or an augmentation."
+                )
+            views = [inputs] * count
+        else:
+            drawn = self.augmentation(inputs, training=training)
+            if isinstance(drawn, (list, tuple)):
+                views = list(drawn)[:count]
+            else:
+                views = [drawn] + [self.augmentation(inputs, training=training) for _ in range(count - 1)]
+        batches = [view.shape[0] for view in views]
+        if len({b for b in batches if b is not None}) > 1:
+            raise ValueError(f"{type(self).__name__}'s views must hold the same images; got batch sizes {batches}.")
+        return views
+
+    def inference_view(self, inputs):
+        """The images a model sees outside training: the first view, or the inputs as the
+        augmentation's inference mode leaves them (resized and normalised, not augmented)."""
+        if isinstance(inputs, (list, tuple)):
+            return inputs[0]
+        if self.augmentation is None:
+            return inputs
+        view = self.augmentation(inputs, training=False)
+        return view[0] if isinstance(view, (list, tuple)) else view
+
+    # --- representation ---------------------------------------------------------------
+    def represent(self, images, training=False):
+        """h = pool(backbone(images)): (B, D)."""
+        return pool_features(self.backbone(images, training=training), type(self).__name__)
+
+    @property
+    def encoder(self):
+        """backbone + global average pooling: the representation evaluated downstream.
+
+        A new functional model on the shared backbone at each access; it takes images as
+        the backbone does (normalised, when the augmentation normalises)."""
+        inputs = keras.Input(self.backbone.input_shape[1:], name="images")
+        features = self.backbone(inputs)
+        if len(features.shape) == 4:
+            features = keras.layers.GlobalAveragePooling2D(name="avg_pool")(features)
+        return keras.Model(inputs, features, name=f"{self.name}_encoder")
+
+    # --- online linear evaluation -------------------------------------------------------
+    def probe_loss(self, features, labels):
+        """Cross-entropy of the online linear classifier on stop-gradient `features`; 0 without labels."""
+        if self.probe is None or labels is None:
+            return 0.0
+        if len(labels.shape) > 1 and labels.shape[-1] == 1:
+            labels = ops.squeeze(labels, -1)
+        if len(labels.shape) != 1:
+            raise ValueError(
+                f"{type(self).__name__}'s y must be integer class labels (B,) for the online linear "
+                f"classifier; got shape {tuple(labels.shape)}. Views go in x=(view_1, view_2)."
+            )
+        logits = ops.cast(self.probe(ops.stop_gradient(features)), "float32")  # (B, classes)
+        self.probe_accuracy.update_state(labels, logits)
+        return ops.mean(keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+
+    def check_labels(self, y):
+        if y is not None and len(getattr(y, "shape", ())) == 4:
+            raise ValueError(
+                f"{type(self).__name__} got image-shaped y: pass the views together as x=(view_1, view_2) "
+                "(a dataset element ((view_1, view_2),)); y holds class labels for the online classifier."
+            )
+
+
+def check_backbone(owner, backbone):
+    """A keras.Model with a known (B, H, W, C) image input: what the self-supervised trainers need."""
+    if not isinstance(backbone, keras.Model):
+        raise ValueError(f"{owner} needs a keras.Model backbone; got {type(backbone).__name__}.")
+    try:
+        input_shape = backbone.input_shape
+    except (AttributeError, ValueError):
+        input_shape = None
+    if not isinstance(input_shape, tuple) or len(input_shape) != 4:
+        raise ValueError(
+            f"{owner} needs a backbone with a known image input shape (B, H, W, C), e.g. built on "
+            f"keras.Input; {backbone.name} has input shape {input_shape}."
+        )

@@ -1,0 +1,249 @@
+"""`Trainer`: what every trainer of keras-paperzoo shares (as keras-hub's `Task`).
+
+A trainer is a `keras.Model` that carries a paper's objective. Beyond the objective,
+every trainer needs the same four things, written once here:
+
+- `get_config()`: the constructor arguments, read from the attributes of the same
+  name; the Keras objects among them (backbones, generators, tokenizers, layers)
+  nested with `keras.saving.serialize_keras_object`.
+- `from_config()`: those nested objects deserialized, then the constructor.
+- `compile()` with no optimizer gives the paper's: the trainer's
+  `paper_optimizer(**recipe)` builds it, where `recipe` is every `compile` argument
+  that `keras.Model.compile` does not know (`batch_size`, `steps_per_epoch`,
+  `epochs`, ...). `paper_loss` and `paper_metrics` likewise give the loss and
+  metrics when the user passes none; a trainer whose objective *is* the loss
+  (`fixed_loss = True`: MoCo's InfoNCE, MAE's masked MSE) refuses `loss=`.
+- `compile_from_config()`: what was saved, not the paper's defaults.
+- `from_preset(name, **overrides)` over one preset schema (`PRESET_SCHEMA`).
+
+`Trainer` is a mix-in placed before the Keras model class, so that functional
+trainers (`ImageClassifier`, `GPTCausalLM`) and subclassed ones (`MoCo`) share it:
+Keras turns a functional subclass into a `Functional` by rewriting the bases of its
+class hierarchy, which must not reach the subclassed trainers.
+
+```python
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class MyTrainer(Trainer, keras.Model):
+    backbone_class = ResNetBackbone
+    presets = {
+        "my_tiny": {
+            "description": "ResNet-8 and a 32-d output.",
+            "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1, 1]}},
+            "arguments": {"output_dim": 32},
+        },
+    }
+
+    def __init__(self, backbone, output_dim=128, **kwargs):
+        super().__init__(**kwargs)
+        self.backbone, self.output_dim = backbone, output_dim   # get_config reads these
+
+    def paper_optimizer(self, batch_size=256):
+        return keras.optimizers.SGD(0.1 * batch_size / 256, momentum=0.9)
+
+trainer = MyTrainer.from_preset("my_tiny", output_dim=64)
+trainer.compile(batch_size=64)        # the paper's SGD at lr 0.025
+```
+"""
+
+import copy
+import inspect
+
+import keras
+
+from keras_paperzoo.training.compile_state import restore_compile
+
+# The arguments of keras.Model.compile: everything else given to a trainer's compile()
+# is an argument of its paper recipe.
+KERAS_COMPILE_ARGUMENTS = frozenset(inspect.signature(keras.Model.compile).parameters) - {"self"}
+
+PRESET_SCHEMA = """A trainer preset is a dict with three keys:
+    "description": one line on what it is and where its numbers come from;
+    "backbone": {"preset": NAME or None, "overrides": {...}}: the backbone, built by
+        `backbone_class.from_preset(NAME, **overrides)` (or `backbone_class(**overrides)`
+        when NAME is None); trainers with other networks read the same dict in
+        `build_backbones`;
+    "arguments": {...}: the trainer's own constructor arguments."""
+
+
+class Trainer:
+    """Mix-in base of every trainer: config, presets and the paper's `compile()`.
+
+    Class attributes a trainer sets:
+        backbone_class: the class that builds the presets' backbones (its
+            `from_preset`), e.g. `ResNetBackbone`.
+        backbone_argument: the constructor argument that takes the backbone
+            ("backbone"; MAE's is "encoder").
+        presets: name -> preset (see `PRESET_SCHEMA`); when a name is not there but
+            is one of `backbone_class.presets`, that backbone with no trainer
+            arguments (`GPTCausalLM.from_preset("gpt2_small")`).
+        fixed_loss: True when the paper's objective is the loss, so that
+            `compile(loss=...)` and `compile(metrics=...)` are refused.
+        shared_network_arguments: trainer arguments that `build_backbones` receives
+            too (GAN's `latent_dim`).
+
+    Methods a trainer may implement:
+        paper_optimizer(**recipe): the paper's optimizer (and schedule);
+        paper_loss(**recipe), paper_metrics(**recipe): defaults for `loss=` and
+            `metrics=` (None: Keras's);
+        build_backbones(backbone_spec, overrides): the constructor's network
+            arguments from a preset's "backbone" entry (a GAN builds two).
+    """
+
+    backbone_class = None
+    backbone_argument = "backbone"
+    presets = {}
+    fixed_loss = False
+    # Trainer arguments that also size the networks a preset builds (GAN's latent_dim, the
+    # size of z and of the generator's input): `from_preset` gives them to `build_backbones` too.
+    shared_network_arguments = ()
+
+    # --- compile with the paper's recipe ------------------------------------------
+    def paper_optimizer(self, **recipe):
+        raise NotImplementedError(
+            f"{type(self).__name__} has no paper optimizer: pass compile(optimizer=...)."
+        )
+
+    def paper_loss(self, **recipe):
+        return None
+
+    def paper_metrics(self, **recipe):
+        return None
+
+    def compile(self, optimizer=None, loss=None, metrics=None, **kwargs):
+        """`keras.Model.compile` with the paper's optimizer, loss and metrics where none is given.
+
+        Args:
+            optimizer, loss, metrics: as Keras's; None gives the paper's.
+            **kwargs: `keras.Model.compile`'s other arguments (`jit_compile`, ...)
+                and the paper recipe's (see the trainer's `paper_optimizer`).
+        """
+        keras_arguments = {k: v for k, v in kwargs.items() if k in KERAS_COMPILE_ARGUMENTS}
+        recipe = {k: v for k, v in kwargs.items() if k not in KERAS_COMPILE_ARGUMENTS}
+        hooks = (self.paper_optimizer, self.paper_loss, self.paper_metrics)
+        known = set().union(*(_argument_names(hook) for hook in hooks))
+        unknown = sorted(set(recipe) - known)
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__}.compile got unknown argument(s) {unknown}; its recipe takes "
+                f"{sorted(known) or 'none'}, and keras.Model.compile takes {sorted(KERAS_COMPILE_ARGUMENTS)}."
+            )
+        if self.fixed_loss and (loss is not None or metrics is not None):
+            raise ValueError(
+                f"{type(self).__name__}.compile takes no loss= or metrics=: its loss and metrics are fixed, "
+                f"the paper's objective (got loss={loss!r}, metrics={metrics!r})."
+            )
+        if optimizer is None:
+            optimizer = _call_with(self.paper_optimizer, recipe)
+        if loss is None:
+            loss = _call_with(self.paper_loss, recipe)
+        if metrics is None:
+            metrics = _call_with(self.paper_metrics, recipe)
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **keras_arguments)
+
+    def compile_from_config(self, config):
+        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
+
+    # --- config -----------------------------------------------------------------------
+    def get_config(self):
+        """The constructor's arguments, read from the attributes of the same names."""
+        config = {"name": self.name, "trainable": self.trainable}
+        for name in _argument_names(type(self).__init__):
+            value = getattr(self, name)
+            if isinstance(value, keras.layers.Layer) or hasattr(value, "get_config"):
+                value = keras.saving.serialize_keras_object(value)
+            config[name] = value
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = copy.deepcopy(config)  # Keras's deserialization consumes nested dicts
+        for name, value in config.items():
+            if _is_serialized_object(value):
+                config[name] = keras.saving.deserialize_keras_object(value)
+        return cls(**config)
+
+    # --- presets ------------------------------------------------------------------------
+    @classmethod
+    def preset_names(cls):
+        names = set(cls.presets)
+        if cls.backbone_class is not None:
+            names |= set(cls.backbone_class.presets)
+        return sorted(names)
+
+    @classmethod
+    def from_preset(cls, name, **overrides):
+        """Build the named configuration; any trainer or backbone argument may be overridden.
+
+        A trainer argument (`cls.__init__`'s) replaces the preset's; any other goes to
+        the backbone; `backbone=` replaces the preset's backbone. Unknown names are
+        refused with the known ones listed.
+        """
+        preset = cls._preset(name)
+        own = set(_argument_names(cls.__init__))
+        arguments = dict(preset.get("arguments", {}))
+        arguments.update({k: v for k, v in overrides.items() if k in own})
+        backbone_overrides = {k: v for k, v in overrides.items() if k not in own}
+        given = {k: arguments.pop(k) for k in list(arguments) if k in cls._network_arguments()}
+        networks = {k: v for k, v in given.items() if v is not None}
+        if not networks:
+            shared = {k: arguments[k] for k in cls.shared_network_arguments if arguments.get(k) is not None}
+            networks = cls.build_backbones(preset.get("backbone") or {}, {**backbone_overrides, **shared})
+        elif backbone_overrides:
+            raise ValueError(
+                f"{cls.__name__}.from_preset: pass either {', '.join(f'{k}=' for k in sorted(networks))} or "
+                f"{', '.join(f'{k}=' for k in sorted(backbone_overrides))}, not both (they would change the "
+                "preset's network that the first replaces)."
+            )
+        return cls(**networks, **arguments)
+
+    @classmethod
+    def _network_arguments(cls):
+        return (cls.backbone_argument,)
+
+    @classmethod
+    def _preset(cls, name):
+        if name in cls.presets:
+            return cls.presets[name]
+        if cls.backbone_class is not None and name in cls.backbone_class.presets:
+            return {"backbone": {"preset": name, "overrides": {}}, "arguments": {}}
+        raise ValueError(
+            f"Unknown {cls.__name__} preset {name!r}; available: {', '.join(cls.preset_names())}."
+        )
+
+    @classmethod
+    def build_backbones(cls, backbone_spec, overrides):
+        """{backbone_argument: backbone} for a preset's "backbone" entry and the user's overrides."""
+        if cls.backbone_class is None:
+            raise ValueError(f"{cls.__name__} has no backbone class to build a preset's backbone from.")
+        arguments = {**backbone_spec.get("overrides", {}), **overrides}
+        known = set(_argument_names(cls.backbone_class.__init__)) | {"name", "dtype", "trainable"}
+        unknown = sorted(set(arguments) - known)
+        if unknown:
+            raise ValueError(
+                f"Unknown override(s) {unknown} for {cls.__name__}.from_preset: not an argument of "
+                f"{cls.__name__} ({', '.join(_argument_names(cls.__init__))}) nor of "
+                f"{cls.backbone_class.__name__} ({', '.join(sorted(known))})."
+            )
+        if backbone_spec.get("preset"):
+            backbone = cls.backbone_class.from_preset(backbone_spec["preset"], **arguments)
+        else:
+            backbone = cls.backbone_class(**arguments)
+        return {cls.backbone_argument: backbone}
+
+
+def _argument_names(function):
+    """Named parameters of `function`, without self and *args / **kwargs."""
+    parameters = inspect.signature(function).parameters.values()
+    return [
+        p.name for p in parameters
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def _call_with(hook, recipe):
+    names = set(_argument_names(hook))
+    return hook(**{k: v for k, v in recipe.items() if k in names})
+
+
+def _is_serialized_object(value):
+    return isinstance(value, dict) and "class_name" in value and "config" in value
