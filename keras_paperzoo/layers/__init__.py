@@ -1,5 +1,6 @@
 """Building blocks used by more than one paper."""
 
+from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.layers.maxout import Maxout
@@ -10,6 +11,7 @@ from keras_paperzoo.layers.position_embedding import (
     RelativePositionMultiHeadAttention,
     resize_position_embeddings,
 )
+from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.layers.random_masking import RandomMasking
 from keras_paperzoo.layers.sincos_position_embedding import SinCosPositionEmbedding2D, sincos_position_table_2d
 from keras_paperzoo.layers.transformer_block import TransformerBlock

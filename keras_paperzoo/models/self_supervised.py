@@ -56,6 +56,7 @@ class SelfSupervisedTrainer(Trainer):
         self.probe = None
         if num_classes is not None:
             self.probe = keras.layers.Dense(num_classes, name="online_probe")
+            self.probe.build((None, int(backbone.output_shape[-1])))  # h's width; built before fit traces
             self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
 
     # --- augmentation and views ---------------------------------------------------
