@@ -9,5 +9,16 @@ Example:
 
 from keras_paperzoo.data.checks import DatasetError, require_labels
 from keras_paperzoo.data.datasets import class_names, load_dataset
+from keras_paperzoo.data.multi_view import MultiViewAugmentation
+from keras_paperzoo.data.ssl_augmentation import RandomSolarization
+from keras_paperzoo.data.view_recipes import (
+    ViewAugmentation,
+    byol_augmentation,
+    byol_views,
+    simclr_augmentation,
+    simclr_views,
+)
 
 __all__ = ["DatasetError", "class_names", "load_dataset", "require_labels"]
+__all__ += ["MultiViewAugmentation", "RandomSolarization", "ViewAugmentation", "byol_augmentation", "byol_views",
+            "simclr_augmentation", "simclr_views"]

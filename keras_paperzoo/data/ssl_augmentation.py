@@ -30,6 +30,11 @@ because Keras 3.15's layers differ from the papers' (torchvision's):
   p = 0.8). Ours uses torchvision's formulas.
 - `GaussianBlur`: Keras's `RandomGaussianBlur` draws one (sigma_x, sigma_y)
   pair per *batch*; the papers draw one isotropic sigma per image.
+- `RandomSolarization` (BYOL): Keras's `Solarization` has no per-image
+  probability.
+
+SimCLR's and BYOL's per-view pipelines are built from these in
+`view_recipes.py`; `multi_view.py` turns per-view pipelines into a list of views.
 
 Images are expected in `value_range` (default [0, 1]); normalisation by the
 dataset mean and std, if any, comes last (`mean`, `std`).
@@ -61,6 +66,36 @@ def _check_interval(name, interval, low=0.0):
             f"{name} must be (min, max) with {low} < min <= max; got {interval!r}."
         )
     return (float(interval[0]), float(interval[1]))
+
+
+def _check_value_range(value_range):
+    if (
+        not isinstance(value_range, (list, tuple))
+        or len(value_range) != 2
+        or not value_range[0] < value_range[1]
+    ):
+        raise ValueError(f"value_range must be (low, high) with low < high; got {value_range!r}.")
+    return (float(value_range[0]), float(value_range[1]))
+
+
+def _check_image_size(image_size):
+    """An int or (height, width) as a (height, width) tuple of ints >= 1."""
+    size = (image_size, image_size) if isinstance(image_size, int) else image_size
+    size = tuple(size) if isinstance(size, (list, tuple)) else ()
+    if len(size) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in size):
+        raise ValueError(f"image_size must be an int or (height, width) of ints >= 1; got {image_size!r}.")
+    return size
+
+
+def _check_mean_std(mean, std):
+    """Per-channel normalisation constants as lists of floats (or both None)."""
+    if (mean is None) != (std is None):
+        raise ValueError("mean and std go together: pass both or neither.")
+    if mean is None:
+        return None, None
+    if any(float(s) <= 0 for s in std):
+        raise ValueError(f"std must be > 0 per channel; got {std!r}.")
+    return [float(m) for m in mean], [float(s) for s in std]
 
 
 class _RandomLayer(DataLayer):
@@ -207,9 +242,12 @@ class ColorJitter(_RandomLayer):
     1 + contrast], s ~ U[1 - saturation, 1 + saturation] (lower bounds at 0) and
     a hue shift h ~ U[-hue, hue] (a fraction of the colour wheel) give, in order:
     x <- b x; x <- c x + (1 - c) mean(gray(x)); x <- s x + (1 - s) gray(x); hue
-    rotated by h in HSV; each step clipped to the value range. torchvision
-    applies the four in a random order per image; this layer uses the fixed order
-    above. Single-channel images get brightness and contrast only.
+    rotated by h in HSV; each step clipped to the value range. By default the
+    four come in the fixed order above; `random_order=True` draws a new order per
+    image, as torchvision's `ColorJitter`, SimCLR's `color_jitter_rand` and
+    BYOL's `shuffle=True` do (it costs six cheap steps instead of three; the
+    hue rotation still runs once). Single-channel images get brightness and
+    contrast only.
 
     Args:
         brightness, contrast, saturation: floats >= 0 (0.4 in MoCo v1 and v2).
@@ -217,6 +255,7 @@ class ColorJitter(_RandomLayer):
         probability: chance that an image is jittered at all (1 in MoCo v1,
             0.8 in v2, torchvision's `RandomApply`).
         value_range: (low, high) of the pixel values.
+        random_order: bool, a random order of the four operations per image.
         seed: int or None.
 
     Example:
@@ -227,18 +266,17 @@ class ColorJitter(_RandomLayer):
     """
 
     def __init__(self, brightness=0.4, contrast=0.4, saturation=0.4, hue=0.1, probability=1.0,
-                 value_range=(0.0, 1.0), seed=None, **kwargs):
+                 value_range=(0.0, 1.0), random_order=False, seed=None, **kwargs):
         super().__init__(**kwargs)
         for name, value in (("brightness", brightness), ("contrast", contrast), ("saturation", saturation)):
             _check_range(name, value, 0.0, float("inf"))
         _check_range("hue", hue, 0.0, 0.5)
         _check_range("probability", probability, 0.0, 1.0)
-        if len(value_range) != 2 or not value_range[0] < value_range[1]:
-            raise ValueError(f"value_range must be (low, high) with low < high; got {value_range!r}.")
+        self.value_range = _check_value_range(value_range)
         self.brightness, self.contrast = float(brightness), float(contrast)
         self.saturation, self.hue = float(saturation), float(hue)
         self.probability = float(probability)
-        self.value_range = (float(value_range[0]), float(value_range[1]))
+        self.random_order = bool(random_order)
         self.seed = seed
         self.generator = keras.random.SeedGenerator(seed)
 
@@ -247,6 +285,41 @@ class ColorJitter(_RandomLayer):
             return x
         return self.backend.image.rgb_to_grayscale(x)  # (B, H, W, 1)
 
+    def _blend(self, x, chosen, factors):
+        """One step: brightness (0), contrast (1), saturation (2) or nothing (3) per image, clipped.
+
+        All three are x <- f x + (1 - f) target, with target 0 (brightness), the
+        image's mean gray value (contrast) or each pixel's gray value (saturation).
+
+        Args:
+            x: (B, H, W, C) in [0, 1].
+            chosen: an int, or (B,) ints: which operation each image gets.
+            factors: (B, 3), the drawn brightness, contrast and saturation factors.
+        """
+        np_ = self.backend.numpy
+        if isinstance(chosen, int):  # the same operation for every image
+            if chosen == 3:
+                return x
+            factor = factors[:, chosen]
+            target = 0.0 if chosen == 0 else self._gray(x)
+            target = np_.mean(target, axis=(1, 2, 3), keepdims=True) if chosen == 1 else target
+        else:
+            gray = self._gray(x)  # (B, H, W, 1)
+            chosen = np_.reshape(chosen, (-1, 1, 1, 1))
+            factors = np_.concatenate([factors, np_.ones_like(factors[:, :1])], axis=1)  # factor 1: nothing
+            factor = np_.take_along_axis(factors, np_.reshape(chosen, (-1, 1)), axis=1)[:, 0]  # (B,)
+            mean = np_.mean(gray, axis=(1, 2, 3), keepdims=True)  # (B, 1, 1, 1)
+            target = np_.where(chosen == 0, 0.0, np_.where(chosen == 1, mean, gray))  # (B, H, W, 1)
+        factor = np_.reshape(factor, (-1, 1, 1, 1))
+        return np_.clip(factor * x + (1.0 - factor) * target, 0.0, 1.0)
+
+    def _rotate_hue(self, x, shift):
+        """x with its hue rotated by shift (B,), a fraction of the colour wheel, in HSV."""
+        np_ = self.backend.numpy
+        hsv = self.backend.image.rgb_to_hsv(x)
+        hue = np_.mod(hsv[..., 0] + np_.reshape(shift, (-1, 1, 1)), 1.0)
+        return np_.clip(self.backend.image.hsv_to_rgb(np_.stack([hue, hsv[..., 1], hsv[..., 2]], axis=-1)), 0.0, 1.0)
+
     def augment(self, images):
         np_ = self.backend.numpy
         low, high = self.value_range
@@ -254,28 +327,27 @@ class ColorJitter(_RandomLayer):
         batch = self.backend.shape(images)[0]
         seed = self._get_seed_generator(self.backend._backend)
         u = self.backend.random.uniform((batch, 5), seed=seed)
-
-        def factor(i, strength):  # (B, 1, 1, 1), uniform on [max(0, 1 - strength), 1 + strength]
-            lower = max(0.0, 1.0 - strength)
-            return np_.reshape(lower + (1.0 + strength - lower) * u[:, i], (-1, 1, 1, 1))
-
+        strengths = (self.brightness, self.contrast, self.saturation)
+        lower = self.backend.convert_to_tensor([max(0.0, 1.0 - f) for f in strengths], dtype=u.dtype)
+        upper = self.backend.convert_to_tensor([1.0 + f for f in strengths], dtype=u.dtype)
+        factors = lower + (upper - lower) * u[:, :3]  # (B, 3), uniform on [max(0, 1 - f), 1 + f]
+        hue_shift = (2.0 * u[:, 3] - 1.0) * self.hue  # (B,)
+        rotate_hue = self.hue > 0 and images.shape[-1] != 1  # gray images: brightness and contrast only
         jittered = x
-        if self.brightness:
-            jittered = np_.clip(jittered * factor(0, self.brightness), 0.0, 1.0)
-        if self.contrast:
-            c = factor(1, self.contrast)
-            mean = np_.mean(self._gray(jittered), axis=(1, 2, 3), keepdims=True)  # (B, 1, 1, 1)
-            jittered = np_.clip(c * jittered + (1.0 - c) * mean, 0.0, 1.0)
-        if images.shape[-1] != 1:
-            if self.saturation:
-                s = factor(2, self.saturation)
-                jittered = np_.clip(s * jittered + (1.0 - s) * self._gray(jittered), 0.0, 1.0)
-            if self.hue:
-                shift = np_.reshape((2.0 * u[:, 3] - 1.0) * self.hue, (-1, 1, 1))  # (B, 1, 1)
-                hsv = self.backend.image.rgb_to_hsv(jittered)
-                hue = np_.mod(hsv[..., 0] + shift, 1.0)
-                jittered = self.backend.image.hsv_to_rgb(np_.stack([hue, hsv[..., 1], hsv[..., 2]], axis=-1))
-                jittered = np_.clip(jittered, 0.0, 1.0)
+        if self.random_order:
+            # order[b, k]: the operation at step k of image b (a random permutation of 0..3, 3 the hue).
+            order = np_.argsort(self.backend.random.uniform((batch, 4), seed=seed), axis=1)  # (B, 4)
+            hue_step = np_.argmax(self.backend.cast(order == 3, "int32"), axis=1)  # (B,)
+            for step in range(3):  # the steps before the hue rotation
+                jittered = self._blend(jittered, np_.where(hue_step > step, order[:, step], 3), factors)
+            jittered = self._rotate_hue(jittered, hue_shift) if rotate_hue else jittered
+            for step in range(1, 4):  # and after it
+                jittered = self._blend(jittered, np_.where(hue_step < step, order[:, step], 3), factors)
+        else:
+            for operation, strength in enumerate(strengths):
+                if strength and (operation < 2 or images.shape[-1] != 1):
+                    jittered = self._blend(jittered, operation, factors)
+            jittered = self._rotate_hue(jittered, hue_shift) if rotate_hue else jittered
         apply = np_.reshape(u[:, 4] < self.probability, (-1, 1, 1, 1))
         x = np_.where(apply, jittered, x)
         return self.backend.cast(x * (high - low) + low, self.compute_dtype)
@@ -285,7 +357,7 @@ class ColorJitter(_RandomLayer):
         config.update(
             {"brightness": self.brightness, "contrast": self.contrast, "saturation": self.saturation,
              "hue": self.hue, "probability": self.probability, "value_range": list(self.value_range),
-             "seed": self.seed}
+             "random_order": self.random_order, "seed": self.seed}
         )
         return config
 
@@ -295,13 +367,18 @@ class GaussianBlur(_RandomLayer):
     """Blur each image, with probability `probability`, by an isotropic Gaussian of random sigma.
 
     MoCo v2 / SimCLR: sigma ~ U[0.1, 2.0] pixels per image, applied with p = 0.5.
-    The blur is separable and exact (no kernel truncation): rows and then columns
-    are multiplied by (B, H, H) and (B, W, W) Gaussian matrices whose rows are
-    renormalised to sum to 1 near the borders (so flat images stay flat).
+    The blur is separable: rows and then columns are multiplied by (B, H, H) and
+    (B, W, W) Gaussian matrices whose rows are renormalised to sum to 1 near the
+    borders (so flat images stay flat, where the papers' zero-padded 'SAME'
+    convolutions darken the border). Without `kernel_size` it is exact (no
+    truncation); with it, the Gaussian is cut to 2 * (kernel_size // 2) + 1 taps,
+    as SimCLR's and BYOL's `gaussian_blur` do (an even size gets one tap more).
 
     Args:
         sigma: (min, max) standard deviation in pixels.
         probability: chance that an image is blurred.
+        kernel_size: int >= 1 or None (exact); SimCLR and BYOL use 10 % of the
+            image side (23 taps at 224).
         seed: int or None.
 
     Example:
@@ -311,11 +388,15 @@ class GaussianBlur(_RandomLayer):
     ```
     """
 
-    def __init__(self, sigma=(0.1, 2.0), probability=0.5, seed=None, **kwargs):
+    def __init__(self, sigma=(0.1, 2.0), probability=0.5, kernel_size=None, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.sigma = _check_interval("sigma", sigma)
         _check_range("probability", probability, 0.0, 1.0)
+        if kernel_size is not None and (isinstance(kernel_size, bool) or not isinstance(kernel_size, int)
+                                        or kernel_size < 1):
+            raise ValueError(f"kernel_size must be an int >= 1 or None; got {kernel_size!r}.")
         self.probability = float(probability)
+        self.kernel_size = kernel_size
         self.seed = seed
         self.generator = keras.random.SeedGenerator(seed)
 
@@ -324,6 +405,8 @@ class GaussianBlur(_RandomLayer):
         positions = np_.arange(size, dtype="float32")
         distance = positions[:, None] - positions[None, :]  # (size, size)
         weights = np_.exp(-(distance[None] ** 2) / (2.0 * np_.reshape(sigma, (-1, 1, 1)) ** 2))  # (B, size, size)
+        if self.kernel_size is not None:
+            weights = np_.where(np_.abs(distance) <= self.kernel_size // 2, weights, 0.0)
         return weights / np_.sum(weights, axis=-1, keepdims=True)
 
     def augment(self, images):
@@ -342,7 +425,87 @@ class GaussianBlur(_RandomLayer):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"sigma": list(self.sigma), "probability": self.probability, "seed": self.seed})
+        config.update({"sigma": list(self.sigma), "probability": self.probability,
+                       "kernel_size": self.kernel_size, "seed": self.seed})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class RandomSolarization(_RandomLayer):
+    """Solarise each image with probability `probability`: values at or above the threshold are inverted.
+
+    BYOL (Grill et al. 2020, Table 6; `solarize` in the authors' augmentations.py):
+    x -> x if x < 0.5 else 1 - x for images in [0, 1], applied with p = 0.2 to
+    the second view only. In `value_range` (low, high) the threshold is low +
+    `threshold` * (high - low) and the inversion x -> low + high - x. Keras's
+    `Solarization` has no per-image probability (it solarises every image).
+
+    Args:
+        probability: chance that an image is solarised.
+        threshold: float in [0, 1], a fraction of the value range (0.5 in BYOL).
+        value_range: (low, high) of the pixel values.
+        seed: int or None.
+
+    Example:
+
+    ```python
+    solarize = RandomSolarization(probability=0.2)
+    ```
+    """
+
+    def __init__(self, probability=0.2, threshold=0.5, value_range=(0.0, 1.0), seed=None, **kwargs):
+        super().__init__(**kwargs)
+        _check_range("probability", probability, 0.0, 1.0)
+        _check_range("threshold", threshold, 0.0, 1.0)
+        self.probability, self.threshold = float(probability), float(threshold)
+        self.value_range = _check_value_range(value_range)
+        self.seed = seed
+        self.generator = keras.random.SeedGenerator(seed)
+
+    def augment(self, images):
+        np_ = self.backend.numpy
+        low, high = self.value_range
+        batch = self.backend.shape(images)[0]
+        seed = self._get_seed_generator(self.backend._backend)
+        apply = np_.reshape(self.backend.random.uniform((batch,), seed=seed) < self.probability, (-1, 1, 1, 1))
+        solarised = np_.where(images < low + self.threshold * (high - low), images, low + high - images)
+        return np_.where(apply, solarised, images)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"probability": self.probability, "threshold": self.threshold,
+                       "value_range": list(self.value_range), "seed": self.seed})
+        return config
+
+
+class _ViewPipeline(DataLayer):
+    """Base of the one-view pipelines (MoCoAugmentation, view_recipes.ViewAugmentation).
+
+    Its output is `image_size`; it holds no weights, only its steps' seeds; and
+    (x - mean) / std per channel, if given, is its last step (`normalize`).
+    """
+
+    def __init__(self, image_size, mean=None, std=None, **kwargs):
+        super().__init__(**kwargs)
+        self.image_size = _check_image_size(image_size)
+        self.mean, self.std = _check_mean_std(mean, std)
+
+    def build(self, input_shape):
+        self.built = True  # the steps hold no weights (only seeds); they build on their first call
+
+    def normalize(self, x):
+        if self.mean is None:
+            return x
+        mean = self.backend.convert_to_tensor(self.mean, dtype=x.dtype)
+        std = self.backend.convert_to_tensor(self.std, dtype=x.dtype)
+        return (x - mean) / std
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:-3], *self.image_size, input_shape[-1])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"image_size": list(self.image_size), "mean": self.mean, "std": self.std})
         return config
 
 
@@ -354,7 +517,7 @@ MOCO_AUGMENTATIONS = {
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class MoCoAugmentation(DataLayer):
+class MoCoAugmentation(_ViewPipeline):
     """One random view of each image: MoCo v1's or v2's ("aug+") pipeline.
 
     v1: RandomResizedCrop(scale 0.2-1) -> RandomGrayscale(0.2) -> ColorJitter(0.4,
@@ -385,21 +548,15 @@ class MoCoAugmentation(DataLayer):
     def __init__(self, version=2, image_size=224, mean=None, std=None, blur_probability=None,
                  crop_scale=(0.2, 1.0), seed=None, **kwargs):
         kwargs.setdefault("name", "moco_augmentation")
-        super().__init__(**kwargs)
+        super().__init__(image_size, mean, std, **kwargs)
         if version not in MOCO_AUGMENTATIONS:
             raise ValueError(f"version must be 1 or 2; got {version!r}.")
-        size = (image_size, image_size) if isinstance(image_size, int) else tuple(image_size)
-        if len(size) != 2 or not all(isinstance(s, int) and s >= 1 for s in size):
-            raise ValueError(f"image_size must be an int or (height, width) of ints >= 1; got {image_size!r}.")
-        if (mean is None) != (std is None):
-            raise ValueError("mean and std go together: pass both or neither.")
+        size = self.image_size
         recipe = dict(MOCO_AUGMENTATIONS[version])
         if blur_probability is not None:
             _check_range("blur_probability", blur_probability, 0.0, 1.0)
             recipe["blur_probability"] = float(blur_probability)
-        self.version, self.image_size = version, size
-        self.mean = None if mean is None else [float(m) for m in mean]
-        self.std = None if std is None else [float(s) for s in std]
+        self.version = version
         self.blur_probability = blur_probability
         self.crop_scale = _check_interval("crop_scale", crop_scale)
         self.seed = seed
@@ -414,9 +571,6 @@ class MoCoAugmentation(DataLayer):
         )
         self.flip = keras.layers.RandomFlip("horizontal", seed=_seed(seed, 4))
 
-    def build(self, input_shape):
-        self.built = True  # the sub-layers hold no weights (only seeds)
-
     def call(self, images, training=True):
         x = self.crop(images, training=training)
         if training:
@@ -429,20 +583,12 @@ class MoCoAugmentation(DataLayer):
                 x = self.grayscale(x, training=True) if color else x
                 x = self.blur(x, training=True) if self.blur is not None else x
             x = self.flip(x, training=True)
-        if self.mean is not None:
-            mean = self.backend.convert_to_tensor(self.mean, dtype=x.dtype)
-            std = self.backend.convert_to_tensor(self.std, dtype=x.dtype)
-            x = (x - mean) / std
-        return x
-
-    def compute_output_shape(self, input_shape):
-        return (*input_shape[:-3], *self.image_size, input_shape[-1])
+        return self.normalize(x)
 
     def get_config(self):
         config = super().get_config()
         config.update(
-            {"version": self.version, "image_size": list(self.image_size), "mean": self.mean,
-             "std": self.std, "blur_probability": self.blur_probability,
+            {"version": self.version, "blur_probability": self.blur_probability,
              "crop_scale": list(self.crop_scale), "seed": self.seed}
         )
         return config
