@@ -8,3 +8,5 @@ from keras_paperzoo.losses.gan import (
 from keras_paperzoo.losses.masked_reconstruction import masked_patch_mse, normalized_patch_targets
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce, info_nce_from_logits
 from keras_paperzoo.losses.label_smoothing import label_smoothed_cross_entropy
+from keras_paperzoo.losses.nt_xent import nt_xent, nt_xent_accuracy, nt_xent_logits
+from keras_paperzoo.losses.byol import byol_loss, symmetric_byol_loss

@@ -2,6 +2,7 @@
 updates, schedules and optimizers."""
 
 from keras_paperzoo.training.ema import ema_update
+from keras_paperzoo.training.lars import LARS
 from keras_paperzoo.training.layerwise_decay import ScaledSchedule, layerwise_decay_optimizer, learning_rate_of
 from keras_paperzoo.training.optimizer_group import OptimizerGroup
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
