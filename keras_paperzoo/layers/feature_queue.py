@@ -41,10 +41,12 @@ class FeatureQueue(keras.layers.Layer):
         self.size = size
         self.dim = dim
         self.seed = seed
+        # autocast=False on the variables too: under a mixed policy Keras autocasts a layer's
+        # variables when it is called at top level even with the layer's autocast off.
         self.queue = self.add_weight(shape=(size, dim), initializer=self._unit_vectors, dtype="float32",
-                                     trainable=False, name="queue")  # (K, C)
+                                     trainable=False, autocast=False, name="queue")  # (K, C)
         self.pointer = self.add_weight(shape=(), initializer="zeros", dtype="int32", trainable=False,
-                                       name="pointer")
+                                       autocast=False, name="pointer")
         self.built = True
 
     def _unit_vectors(self, shape, dtype=None):
@@ -57,6 +59,7 @@ class FeatureQueue(keras.layers.Layer):
 
     def enqueue(self, keys):
         """Write (B, C) keys over the B oldest entries and advance the pointer by B mod K."""
+        keys = ops.convert_to_tensor(keys)  # a NumPy array too (PyTorch's stop_gradient needs a tensor)
         if len(keys.shape) != 2 or keys.shape[-1] != self.dim:
             raise ValueError(f"FeatureQueue of width {self.dim} got keys of shape {tuple(keys.shape)}; expected (B, {self.dim}).")
         if keys.shape[0] is not None and self.size % keys.shape[0]:

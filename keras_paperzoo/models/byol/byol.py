@@ -130,10 +130,11 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
         """Inference: the online projection z (B, 256). Training: the online side of the step."""
         if not training:
             return self.online_network(self.inference_view(inputs), training=False)
-        return self.forward(inputs, training=True)
+        return self.forward_pass(inputs, training=True)
 
-    def forward(self, inputs, training):
+    def forward_pass(self, inputs, training):
         """{"y": (B, D) of v, "q": [q(v), q(v')], "views": [v, v']}."""
+        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         views = self.views(inputs, training) if training else [self.inference_view(inputs)] * 2
         outputs = {"q": [], "views": views}
         for view in views:  # batch norm per view, as the authors' code
@@ -148,7 +149,7 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         self.check_labels(y)
         if not isinstance(y_pred, dict):
-            y_pred = self.forward(x, training)
+            y_pred = self.forward_pass(x, training)
         if training:
             self.target_network.update()  # xi <- tau_k xi + (1 - tau_k) theta
         view, other_view = y_pred["views"]

@@ -182,13 +182,14 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
 
     # --- Algorithm 1 -------------------------------------------------------------
     def call(self, inputs, training=False):
-        """Inference: q = normalize(f_q(x)) (B, C). Training: the query side of the step (`forward`)."""
+        """Inference: q = normalize(f_q(x)) (B, C). Training: the query side of the step (`forward_pass`)."""
         if not training:
             return self.query_encoder(self.inference_view(inputs), training=False)
-        return self.forward(inputs, training=True)
+        return self.forward_pass(inputs, training=True)
 
-    def forward(self, inputs, training):
+    def forward_pass(self, inputs, training):
         """Step 1 and the query half of step 3: {"q": (B, C), "h": (B, D), "x_k": the key view}."""
+        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         if training:
             x_q, x_k = self.views(inputs, training=True)  # two independent draws
             self._check_batch(x_q)
@@ -201,7 +202,7 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         self.check_labels(y)
         if not isinstance(y_pred, dict):
-            y_pred = self.forward(x, training)
+            y_pred = self.forward_pass(x, training)
         q, x_k = y_pred["q"], y_pred["x_k"]
         if training:
             self.momentum_encoder.update()  # eq. 2, before the keys (as the authors' code)

@@ -115,9 +115,10 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
         """Inference: z / ||z|| (B, C). Training: {"h": (2N, D), "z": (2N, C)} of both views."""
         if not training:
             return self.normalize(self.projector(self.inference_view(inputs), training=False))
-        return self.forward(inputs, training=True)
+        return self.forward_pass(inputs, training=True)
 
-    def forward(self, inputs, training):
+    def forward_pass(self, inputs, training):
+        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         x_a, x_b = self.views(inputs, training) if training else [self.inference_view(inputs)] * 2
         h = self.represent(ops.concatenate([x_a, x_b], axis=0), training=training)  # (2N, D), f
         return {"h": h, "z": self.head(h, training=training)}  # z = g(h): (2N, C)
@@ -125,7 +126,7 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         self.check_labels(y)
         if not isinstance(y_pred, dict):
-            y_pred = self.forward(x, training)
+            y_pred = self.forward_pass(x, training)
         z_a, z_b = ops.split(y_pred["z"], 2, axis=0)  # (N, C) each
         loss = nt_xent(z_a, z_b, self.temperature)  # eq. 1 over the 2N views
         self.contrastive_accuracy_tracker.update_state(nt_xent_accuracy(z_a, z_b))
