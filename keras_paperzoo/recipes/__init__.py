@@ -34,6 +34,18 @@ RECIPES = {
         "MoCo pre-training (--preset moco_v2_... or moco_v1_...): momentum key encoder, queue, InfoNCE; kNN and linear probe of the frozen encoder.",
         "keras_paperzoo.recipes.moco",
     ),
+    "simclr": Recipe(
+        "simclr",
+        "Chen et al. 2020, A Simple Framework for Contrastive Learning (SimCLR v1 / v2)",
+        "SimCLR pre-training (--preset simclr_resnet20_cifar ... simclr_v2_resnet50): two views, projection head, NT-Xent, LARS; kNN and linear probe of the frozen encoder h.",
+        "keras_paperzoo.recipes.simclr",
+    ),
+    "byol": Recipe(
+        "byol",
+        "Grill et al. 2020, Bootstrap Your Own Latent (BYOL)",
+        "BYOL pre-training (--preset byol_resnet20_cifar ... byol_resnet50): online network predicting a momentum target, no negatives; output_std, kNN and linear probe of the online encoder.",
+        "keras_paperzoo.recipes.byol",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

@@ -1,0 +1,90 @@
+"""applications/ssl_cifar.py: the claims' arithmetic, and a tiny end-to-end run on 'digits'."""
+
+import json
+
+import pytest
+
+import keras
+
+from tests.applications.scripts import load_application
+
+
+@pytest.fixture(scope="module")
+def ssl_cifar():
+    return load_application("ssl_cifar")
+
+
+def _run(knn, probe=None, **extra):
+    return {"knn_h_percent": knn, "probe_h_percent": probe if probe is not None else knn, **extra}
+
+
+def test_claims_use_two_standard_errors(ssl_cifar):
+    runs = {
+        "random init": _run(80.0, knn_z_percent=70.0, probe_z_percent=70.0),
+        "simclr": _run(88.0, 90.0, run="SimCLR, t = 0.5", knn_z_percent=84.0, probe_z_percent=89.5),
+        "simclr_t0.1": _run(86.0, run="SimCLR, t = 0.1", knn_z_percent=86.5, probe_z_percent=85.0),
+        "byol": _run(85.0, run="BYOL", output_std_per_epoch=[0.1, 0.09], spread_if_uniform=0.125),
+        "byol_no_predictor": _run(79.0, run="BYOL, no predictor", output_std_per_epoch=[0.05, 0.001],
+                                  spread_if_uniform=0.125),
+        "moco": _run(87.0, run="MoCo v2"),
+    }
+    claims = ssl_cifar.claims(runs, 2000)
+    holds = {name: claim["holds"] for name, claim in claims.items()}
+    assert holds == {
+        "SimCLR, t = 0.5: kNN above random init": True,
+        "SimCLR, t = 0.1: kNN above random init": True,
+        "BYOL: kNN above random init": True,
+        "BYOL, no predictor: kNN above random init": False,
+        "MoCo v2: kNN above random init": True,
+        "BYOL, no predictor: output_std falls toward 0 (below 0.2 / sqrt(d))": True,  # 0.001 < 0.025
+        "BYOL: kNN above BYOL, no predictor": True,
+        "BYOL, no predictor: kNN at or below random init": True,
+        "SimCLR, t = 0.1: kNN on h above z": False,
+        "SimCLR, t = 0.1: linear probe on h above z": False,  # +1.0 < 2 s.e. (2.2)
+        "SimCLR, t = 0.5: kNN on h above z": True,
+        "SimCLR, t = 0.5: linear probe on h above z": False,
+        "temperature matters: SimCLR, t = 0.5 kNN above SimCLR, t = 0.1": False,  # +2.0 < 2.13
+        "SimCLR, t = 0.5 kNN above MoCo v2": False,
+        "SimCLR, t = 0.5 kNN above BYOL": True,
+        "MoCo v2 kNN above BYOL": False,
+    }
+    # 2 * sqrt((0.88 * 0.12 + 0.86 * 0.14) / 2000) = 2.13 points
+    margin = claims["temperature matters: SimCLR, t = 0.5 kNN above SimCLR, t = 0.1"]
+    assert (margin["difference_points"], margin["two_standard_errors_points"]) == (2.0, pytest.approx(2.13, abs=0.01))
+    collapse = claims["BYOL, no predictor: output_std falls toward 0 (below 0.2 / sqrt(d))"]
+    assert (collapse["first_epoch"], collapse["last_epoch"], collapse["threshold"]) == (0.05, 0.001, 0.025)
+    assert ssl_cifar.parse_runs("byol, moco") == ["byol", "moco"]
+    with pytest.raises(ValueError, match="unknown \\['swav'\\]"):
+        ssl_cifar.parse_runs("byol,swav")
+
+
+def test_script_runs_a_tiny_budget_and_reports(tmp_path, ssl_cifar):
+    args = ["--dataset", "digits", "--runs", "simclr,byol_no_predictor", "--backbone", "tiny", "--train-images",
+            "128", "--test-images", "60", "--epochs", "1", "--batch-size", "64", "--probe-epochs", "1",
+            "--backend", keras.backend.backend(), "--output-dir", str(tmp_path), "--verbose", "0"]
+    assert ssl_cifar.main(args) == 0
+    metrics = json.loads((tmp_path / "ssl_digits_metrics.json").read_text())
+    runs = metrics["runs"]
+    assert list(runs) == ["random init", "simclr", "byol_no_predictor"]
+    # One initial encoder for every run: the random-init row is what each trained run started from.
+    assert len({run["initial_backbone_checksum"] for run in runs.values()}) == 1
+    assert runs["simclr"]["steps"] == 2 and runs["simclr"]["overrides"] == {"temperature": 0.5}
+    assert {"knn_z_percent", "probe_z_percent"} <= set(runs["simclr"]) and "knn_z_percent" in runs["random init"]
+    assert runs["byol_no_predictor"]["overrides"] == {"prediction_dims": None}
+    assert len(runs["byol_no_predictor"]["output_std_per_epoch"]) == 1
+    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
+    assert "BYOL, no predictor: output_std falls toward 0 (below 0.2 / sqrt(d))" in metrics["claims"]
+    text = (tmp_path / "ssl_digits_results.md").read_text()
+    assert "| random init |" in text and "| SimCLR, t = 0.5 |" in text and "84.8" in text and "86.8" in text
+    # A rerun with the same budget keeps the finished runs; --report-only rewrites the table.
+    assert ssl_cifar.main(args) == 0
+    assert json.loads((tmp_path / "ssl_digits_metrics.json").read_text())["runs"] == runs
+    assert ssl_cifar.main(["--dataset", "digits", "--output-dir", str(tmp_path), "--report-only"]) == 0
+
+
+def test_script_refuses_bad_runs_and_skips_missing_data(tmp_path, ssl_cifar, monkeypatch, capsys):
+    with pytest.raises(SystemExit):
+        ssl_cifar.main(["--dataset", "digits", "--runs", "swav", "--output-dir", str(tmp_path)])
+    monkeypatch.setitem(ssl_cifar.DATASETS, "mnist", tmp_path / "absent.npz")
+    assert ssl_cifar.main(["--dataset", "mnist", "--output-dir", str(tmp_path)]) == 0
+    assert "skipped: mnist is not at" in capsys.readouterr().err

@@ -1,0 +1,44 @@
+"""`paperzoo train byol` on the embedded digits, smoke-sized: files, metrics, the online encoder."""
+
+import json
+
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.cli import main
+from keras_paperzoo.recipes import byol as byol_recipe
+from tests.recipes.test_moco_recipe import _SeedStates, _args
+
+
+def test_recipe_trains_evaluates_and_saves_the_online_encoder(tmp_path):
+    seeds = _SeedStates()
+    metrics = byol_recipe.run(_args(tmp_path, preset="byol_tiny", steps_per_epoch=2), extra_callbacks=[seeds])
+    # The two views drawn from (seed, epoch) so that --resume repeats them (EpochSeeds): each of BYOL's two
+    # view pipelines has crop, flip, jitter, grayscale and solarisation generators (no blur below 96 pixels).
+    assert len(seeds.states) >= 2
+    for index, state in enumerate(seeds.states):
+        np.testing.assert_array_equal(state, np.random.default_rng([0, 0, index]).integers(0, 2**31, size=2))
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    for name in ("loss", "output_std", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
+                 "linear_probe_accuracy_at_init"):
+        assert np.isfinite(saved[name]), name
+    assert 0.0 < saved["output_std"] <= 1.0
+    assert (saved["tau_base"], saved["momentum_schedule"], saved["prediction_dims"]) == (0.99, "cosine", [32, 16])
+    assert saved["steps_per_epoch"] == 2 and metrics["backend"] == keras.backend.backend()
+    assert not (tmp_path / "checkpoint").exists()
+
+    model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
+    assert type(model).__name__ == "BYOL" and model.tau_base == 0.99
+    encoder = keras.saving.load_model(tmp_path / "encoder.keras", safe_mode=True)
+    images = np.random.default_rng(0).normal(size=(4, 8, 8, 3)).astype("float32")
+    np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
+                               atol=1e-5)  # the online encoder
+
+
+def test_preset_errors_name_the_known_presets(tmp_path, capsys):
+    with pytest.raises(ValueError, match="'simclr_tiny' is not a BYOL preset; known: byol_cifar_resnet18"):
+        byol_recipe.run(_args(tmp_path / "a", preset="simclr_tiny"))
+    assert main(["train", "byol", "--preset", "resnet20_cifar", "--output-dir", str(tmp_path / "b")]) == 2
+    assert "'resnet20_cifar' is not a BYOL preset" in capsys.readouterr().err
