@@ -21,7 +21,8 @@ BACKENDS = ("tensorflow", "jax", "torch")
 # The deployable part of each trainer, for `paperzoo export`.
 EXPORT_SUBMODELS = {
     "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "MoCo": "encoder",
-    "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None,
+    "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None, "SimCLR": "encoder",
+    "BYOL": "encoder", "TransformerTranslator": None,  # a SavedModel that decodes (export/translator.py)
 }
 
 
@@ -67,9 +68,11 @@ def build_parser():
     train.add_argument("--preset", default=None, help="preset of the recipe's model, e.g. resnet56_cifar, vit_s16, mae_tiny")
     train.add_argument("--output-dir", default=None, help="default: runs/RECIPE")
     train.add_argument("--backend", choices=BACKENDS, default=None, help="Keras backend (default: $KERAS_BACKEND or tensorflow)")
-    train.add_argument("--seed", type=_int, default=0)
-    train.add_argument("--resume", action="store_true", help="continue the interrupted run in --output-dir")
-    train.add_argument("--parzen-samples", type=_positive_int, default=10000, help="(gan) generated samples for the Parzen estimate")
+    train.add_argument("--seed", type=_int, default=None, help="default 0")
+    train.add_argument("--resume", action="store_true", help="continue the interrupted run in --output-dir exactly "
+                       "(with the arguments it was started with; one given again must be the same)")
+    train.add_argument("--parzen-samples", type=_positive_int, default=None, help="(gan) generated samples for the Parzen estimate (default 10000)")
+    train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 
     export = sub.add_parser("export", help="export a trained model for TF Serving or LiteRT")

@@ -3,6 +3,11 @@
 The order of epoch e is a permutation drawn from (seed, e), and the random state of
 the augmentation for batch i of epoch e is set from (seed, e, i), so a run resumed at
 epoch e sees exactly the batches, augmented alike, that the uninterrupted run saw.
+`StreamBatches` does the same for a deterministic stream (a seeded `tf.data`
+pipeline): epoch e is a fixed slice of it. Both are meant for `fit(shuffle=False)`:
+with Keras's default `shuffle=True`, `fit` reorders a `PyDataset`'s batches with
+Python's global `random`, which a resumed run does not repeat unless its state is
+checkpointed too (`keras_paperzoo.callbacks.RunCheckpoint` does).
 """
 
 import numpy as np
@@ -28,7 +33,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
 
     ```python
     batches = EpochShuffledBatches(images, batch_size=100, seed=0)
-    model.fit(batches, epochs=5, callbacks=[batches.epoch_callback()])
+    model.fit(batches, epochs=5, shuffle=False, callbacks=[batches.epoch_callback()])
     ```
     """
 
@@ -85,6 +90,104 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         for k, state in enumerate(states):
             draw = np.random.default_rng([self.seed, self.epoch, index, k]).integers(0, 2**31, size=2)
             state.assign(draw.astype(state.dtype))
+
+    def epoch_callback(self):
+        """A callback keeping `epoch` in step with `fit` (resumed runs included)."""
+        batches = self
+
+        class _SetEpoch(keras.callbacks.Callback):
+            def on_epoch_begin(self, epoch, logs=None):
+                batches.set_epoch(epoch)
+
+        return _SetEpoch()
+
+
+class StreamBatches(keras.utils.PyDataset):
+    """Epochs of `steps_per_epoch` batches cut from one deterministic stream, resumable at any epoch.
+
+    Epoch e is batches e*S ... (e+1)*S - 1 of the stream that `make_iterator()`
+    yields (the same sequence at every call: a seeded `tf.data` pipeline, a
+    generator of NumPy batches). A run resumed at epoch e starts a fresh stream and
+    skips e*S batches, so it sees what the uninterrupted run saw, where `fit` on the
+    `tf.data.Dataset` itself would start the stream (and a reshuffled dataset's
+    order) over. Batches are served in order: `fit` with `shuffle=False`.
+
+    Args:
+        make_iterator: callable returning a fresh iterator over the run's batches.
+        steps_per_epoch: batches per epoch, S.
+
+    Example:
+
+    ```python
+    batches = StreamBatches.from_dataset(tf_dataset, steps_per_epoch=100)
+    model.fit(batches, epochs=5, shuffle=False, callbacks=[batches.epoch_callback()])
+    ```
+    """
+
+    def __init__(self, make_iterator, steps_per_epoch, **kwargs):
+        super().__init__(**kwargs)
+        if not callable(make_iterator):
+            raise ValueError(f"make_iterator must be callable; got {make_iterator!r}.")
+        if isinstance(steps_per_epoch, bool) or not isinstance(steps_per_epoch, (int, np.integer)) or steps_per_epoch < 1:
+            raise ValueError(f"steps_per_epoch must be a positive int; got {steps_per_epoch!r}.")
+        self.make_iterator = make_iterator
+        self.steps_per_epoch = int(steps_per_epoch)
+        self.epoch = 0
+        self._iterator = None
+        self._position = 0  # stream index of the next batch the iterator yields
+        self._last = None  # (stream index, batch) served last
+
+    @classmethod
+    def from_dataset(cls, dataset, steps_per_epoch=None):
+        """A finite `tf.data.Dataset` (repeated, one pass per epoch by default) or an infinite one.
+
+        Build the dataset anew for each run: a seeded `shuffle(reshuffle_each_iteration=True)`
+        gives the same stream in a fresh process or a fresh dataset object, but another
+        one at each iterator of the same object.
+        """
+        import tensorflow as tf
+
+        cardinality = int(dataset.cardinality())
+        if cardinality == tf.data.INFINITE_CARDINALITY:
+            if steps_per_epoch is None:
+                raise ValueError("An infinite dataset needs steps_per_epoch.")
+            stream = dataset
+        else:
+            if cardinality == 0:
+                raise ValueError("The dataset has no batches.")
+            stream = dataset.repeat()
+            if steps_per_epoch is None:
+                if cardinality < 0:
+                    raise ValueError("The dataset's length is unknown; pass steps_per_epoch.")
+                steps_per_epoch = cardinality
+        return cls(stream.as_numpy_iterator, steps_per_epoch)
+
+    def __len__(self):
+        return self.steps_per_epoch
+
+    def set_epoch(self, epoch):
+        self.epoch = int(epoch)
+
+    def __getitem__(self, index):
+        if not 0 <= index < self.steps_per_epoch:
+            raise IndexError(f"batch {index} of an epoch of {self.steps_per_epoch}")
+        target = self.epoch * self.steps_per_epoch + int(index)
+        if self._last is not None and self._last[0] == target:
+            return self._last[1]  # asked again (fit peeks at the first batch to build the model)
+        if self._iterator is None or target < self._position:
+            if self._iterator is not None and self._last is not None and target < self._last[0]:
+                raise ValueError(
+                    f"StreamBatches serves batches in order; batch {index} of epoch {self.epoch} was asked after "
+                    "a later one (fit with shuffle=False)."
+                )
+            self._iterator, self._position = self.make_iterator(), 0
+        while self._position < target:  # a resumed run: skip the epochs already done
+            next(self._iterator)
+            self._position += 1
+        batch = next(self._iterator)
+        self._position += 1
+        self._last = (target, batch)
+        return batch
 
     def epoch_callback(self):
         """A callback keeping `epoch` in step with `fit` (resumed runs included)."""

@@ -24,8 +24,6 @@ vocabulary (`vocabulary.txt`).
 
 import pathlib
 
-import numpy as np
-
 from keras_paperzoo.recipes.common import RecipeError
 
 PAPER = "BERT-base SST-2 93.5 % (GLUE test, Devlin et al. 2019, Table 1), after 1M steps on 3.3B words"
@@ -63,8 +61,11 @@ def fine_tuning_task(dataset):
 
 
 def fine_tune(backbone, tokenizer, task, batch_size=32, epochs=FINE_TUNING_EPOCHS, max_steps=None,
-              learning_rate=2e-5, seed=0, verbose=0):
-    """Fine-tune a `BertClassifier` on `task` (from `fine_tuning_task`); returns (classifier, history, dev accuracy)."""
+              learning_rate=2e-5, seed=0, verbose=0, run=None):
+    """Fine-tune a `BertClassifier` on `task` (from `fine_tuning_task`); returns (classifier, history, dev accuracy).
+
+    With `run` (a `recipes.common.Run`) the fine-tuning is a checkpointed stage of that run.
+    """
     import keras
 
     from keras_paperzoo.data.bert_inputs import classification_dataset
@@ -82,8 +83,12 @@ def fine_tune(backbone, tokenizer, task, batch_size=32, epochs=FINE_TUNING_EPOCH
     keras.utils.set_random_seed(seed)
     classifier = BertClassifier(backbone, num_classes=2)
     classifier.compile(total_steps=steps_per_epoch * epochs, learning_rate=learning_rate)
-    history = classifier.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=dev,
-                             verbose=verbose)
+    if run is not None:
+        history = run.fit(classifier, train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=dev,
+                          verbose=verbose, stage="fine_tuning")
+    else:
+        history = classifier.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=dev,
+                                 verbose=verbose)
     return classifier, history, float(history.history["val_accuracy"][-1])
 
 
@@ -95,6 +100,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.models.bert import BertPretrainer
     from keras_paperzoo.recipes import common
 
+    run = common.start_run(args, "bert")
     dataset = args.dataset or "sample"
     try:
         documents = load_documents(dataset)
@@ -102,12 +108,11 @@ def run(args, extra_callbacks=()):
         raise RecipeError(f"bert: {error}") from error
     batch_size = args.batch_size or 32
     keras.utils.set_random_seed(args.seed)
-    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
 
     with common.Timer() as vocabulary_timer:
         vocabulary_size = 2000 if dataset == "sample" else 8000
         tokenizer = train_wordpiece(documents, vocabulary_size=vocabulary_size)
-    (output_dir / "vocabulary.txt").write_text("\n".join(tokenizer.get_vocabulary()) + "\n")
+    run.write_text("vocabulary.txt", "\n".join(tokenizer.get_vocabulary()) + "\n")
     data = bert_pretraining_dataset(documents, tokenizer, SEQUENCE_LENGTH, batch_size, seed=args.seed, repeat=True)
     if data.num_pairs < batch_size:
         raise RecipeError(f"--batch-size {batch_size} is larger than the corpus's {data.num_pairs} sentence pairs.")
@@ -117,23 +122,19 @@ def run(args, extra_callbacks=()):
     backbone = build_backbone(getattr(args, "preset", None), tokenizer.vocabulary_size(), SEQUENCE_LENGTH, args.seed)
     pretrainer = BertPretrainer(backbone)
     pretrainer.compile(total_steps=steps_per_epoch * epochs)
-    callbacks = [keras.callbacks.TerminateOnNaN(), common.checkpoint_callback(output_dir), *extra_callbacks]
     with common.Timer() as timer:
-        history = pretrainer.fit(data, epochs=epochs, steps_per_epoch=steps_per_epoch, callbacks=callbacks,
-                                 verbose=args.verbose)
+        history = run.fit(pretrainer, data, epochs=epochs, steps_per_epoch=steps_per_epoch,
+                          callbacks=list(extra_callbacks), verbose=args.verbose, stage="pretraining")
     losses = history.history["loss"]
-    if not np.all(np.isfinite(losses)):
-        common.remove_checkpoint(output_dir)
-        raise RecipeError(f"BERT pre-training diverged: the loss became {losses[-1]} at epoch {len(losses)}.")
-    backbone.save(output_dir / "backbone.keras")
+    run.save_model(backbone, "backbone.keras")
 
     task = fine_tuning_task(dataset)
     with common.Timer() as fine_tuning_timer:
         classifier, fine_history, dev_accuracy = fine_tune(
             backbone, tokenizer, task, batch_size=batch_size, max_steps=args.steps_per_epoch and 3 * args.steps_per_epoch,
-            seed=args.seed, verbose=args.verbose,
+            seed=args.seed, verbose=args.verbose, run=run,
         )
-    classifier.save(output_dir / "model.keras")
+    run.save_model(classifier, "model.keras")
 
     metrics = {f"pretraining_{name}": values[-1] for name, values in history.history.items()}
     metrics.update(
@@ -159,5 +160,4 @@ def run(args, extra_callbacks=()):
             "fine_tuning_seconds": round(fine_tuning_timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)

@@ -53,6 +53,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.recipes import common
 
     recipe = args.recipe
+    run = common.start_run(args, recipe)
     dataset = args.dataset or "digits"
     _, _, digits_size, paper = RECIPE_DEFAULTS[recipe]
     image_size = args.image_size or (digits_size if dataset == "digits" else None)
@@ -66,7 +67,6 @@ def run(args, extra_callbacks=()):
     x_test = ((x_test - mean) / np.sqrt(variance)).astype("float32")
 
     keras.utils.set_random_seed(args.seed)
-    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
     try:
         backbone = _backbone(recipe, getattr(args, "preset", None), x_train.shape[1:])
     except ValueError as error:
@@ -78,10 +78,9 @@ def run(args, extra_callbacks=()):
     epochs = args.epochs or 10
     model = ImageClassifier(backbone, num_classes)
     model.compile(steps_per_epoch=len(train), epochs=epochs)
-    callbacks = [train.epoch_callback(), common.checkpoint_callback(output_dir), *extra_callbacks]
     with common.Timer() as timer:
-        history = model.fit(train, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
-    model.save(output_dir / "model.keras")
+        history = run.fit(model, train, epochs=epochs, callbacks=list(extra_callbacks), verbose=args.verbose)
+    run.save_model(model, "model.keras")
     test_loss, test_accuracy = model.evaluate(x_test, y_test, batch_size=256, verbose=0)
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(
@@ -100,5 +99,4 @@ def run(args, extra_callbacks=()):
             "train_seconds": round(timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)

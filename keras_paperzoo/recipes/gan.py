@@ -14,6 +14,7 @@ from keras_paperzoo.recipes.common import RecipeError
 PAPER_PARZEN_MNIST = "225 +- 2 (Goodfellow et al. 2014, Table 1, MNIST)"
 MAX_IMAGE_VALUES = 64 * 64 * 3  # the MLP networks' largest sensible input
 DEFAULT_UPDATES = 3000  # without --epochs: as many epochs as make about 3,000 updates
+DEFAULT_PARZEN_SAMPLES = 10000
 
 
 def split_train_valid(x, dataset_name):
@@ -34,6 +35,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.models.gan import GAN, set_output_bias_from_data
     from keras_paperzoo.recipes import common
 
+    run = common.start_run(args, "gan")
     dataset = args.dataset or "digits"
     image_size = args.image_size or (28 if dataset == "digits" else None)
     x, _ = load_dataset(dataset, split="train", image_size=image_size)
@@ -50,7 +52,7 @@ def run(args, extra_callbacks=()):
         raise RecipeError(f"--batch-size {batch_size} is larger than the {len(x_train)} training images.")
 
     keras.utils.set_random_seed(args.seed)
-    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
+    output_dir = run.output_dir
     batches = EpochShuffledBatches(
         x_train, batch_size=batch_size, seed=args.seed, steps_per_epoch=args.steps_per_epoch
     )
@@ -61,25 +63,14 @@ def run(args, extra_callbacks=()):
     gan.compile(steps_per_epoch=steps_per_epoch)
 
     samples = SampleGrid(output_dir, num_samples=64, seed=args.seed)
-    callbacks = [
-        batches.epoch_callback(), keras.callbacks.TerminateOnNaN(), samples,
-        common.checkpoint_callback(output_dir), *extra_callbacks,
-    ]
     epochs = args.epochs or max(1, round(DEFAULT_UPDATES / steps_per_epoch))
     with common.Timer() as timer:
-        history = gan.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
-
-    losses = history.history["d_loss"]
-    if not np.all(np.isfinite(losses)):
-        common.remove_checkpoint(output_dir)
-        raise RecipeError(
-            f"GAN training diverged: d_loss became {losses[-1]} at epoch {len(losses)} "
-            "(SGD at the paper's learning rate is unstable on some data); try another --seed."
-        )
-    gan.save(output_dir / "model.keras")
+        # Stops at the first non-finite d_loss or g_loss (SGD at the paper's rate is unstable on some data).
+        history = run.fit(gan, batches, epochs=epochs, callbacks=[samples, *extra_callbacks], verbose=args.verbose)
+    run.save_model(gan, "model.keras")
     latent_interpolation(gan.generator, gan.latent_dim, output_dir / "interpolation.png", seed=args.seed)
     parzen = parzen_evaluation(
-        gan.generator, x_valid, x_test, num_samples=args.parzen_samples, seed=args.seed
+        gan.generator, x_valid, x_test, num_samples=getattr(args, "parzen_samples", None) or DEFAULT_PARZEN_SAMPLES, seed=args.seed
     )
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(
@@ -99,5 +90,4 @@ def run(args, extra_callbacks=()):
             "train_seconds": round(timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)

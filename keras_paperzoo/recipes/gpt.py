@@ -66,6 +66,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.models.gpt import GPT_PRESETS
     from keras_paperzoo.recipes import common
 
+    run = common.start_run(args, "gpt")
     try:
         text = load_text(args.dataset)
     except ValueError as error:
@@ -82,29 +83,23 @@ def run(args, extra_callbacks=()):
     batch_size = args.batch_size or DEFAULT_BATCH
 
     keras.utils.set_random_seed(args.seed)
-    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
     lm = _model(preset, tokenizer.vocabulary_size(), tokenizer, sequence_length if sequence_length < context else None)
     batches = RandomWindows(train, sequence_length, batch_size=batch_size, seed=args.seed,
                             steps_per_epoch=args.steps_per_epoch)
     steps_per_epoch = len(batches)
     epochs = args.epochs or max(1, round(DEFAULT_UPDATES / steps_per_epoch))
     lm.compile(optimizer=char_lm_optimizer(steps_per_epoch * epochs))
-    callbacks = [batches.epoch_callback(), keras.callbacks.TerminateOnNaN(),
-                 common.checkpoint_callback(output_dir), *extra_callbacks]
     with common.Timer() as timer:
-        history = lm.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
+        history = run.fit(lm, batches, epochs=epochs, callbacks=list(extra_callbacks), verbose=args.verbose)
     losses = history.history["loss"]
-    if not np.all(np.isfinite(losses)):
-        common.remove_checkpoint(output_dir)
-        raise RecipeError(f"GPT training diverged: the loss became {losses[-1]} at epoch {len(losses)}.")
-    lm.save(output_dir / "model.keras")
+    run.save_model(lm, "model.keras")
 
     x_valid, y_valid = validation_windows(valid, sequence_length)
     valid_loss, valid_accuracy = lm.evaluate(x_valid, y_valid, batch_size=batch_size, verbose=0)
     prompt = "\n" if "\n" in tokenizer.vocabulary else text[0]
     sampler = keras_hub.samplers.TopKSampler(k=min(200, tokenizer.vocabulary_size()), temperature=0.8)  # nanoGPT's
     samples = lm.generate([prompt] * 3, max_length=min(SAMPLE_LENGTH, sequence_length), sampler=sampler)
-    (output_dir / "samples.txt").write_text("\n\n=====\n\n".join(samples) + "\n", encoding="utf-8")
+    run.write_text("samples.txt", "\n\n=====\n\n".join(samples) + "\n")
 
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(
@@ -133,5 +128,4 @@ def run(args, extra_callbacks=()):
             "train_seconds": round(timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)

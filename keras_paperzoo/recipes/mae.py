@@ -67,6 +67,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.recipes import common
 
+    run = common.start_run(args, "mae")
     dataset = args.dataset or "digits"
     image_size = args.image_size or (32 if dataset == "digits" else None)
     x_train, y_train = load_dataset(dataset, split="train", image_size=image_size)
@@ -81,7 +82,7 @@ def run(args, extra_callbacks=()):
         raise RecipeError(f"--batch-size {batch_size} is larger than the {len(x_train)} training images.")
 
     keras.utils.set_random_seed(args.seed)
-    output_dir = common.prepare_output_dir(args.output_dir, args.resume)
+    output_dir = run.output_dir
     mae = _model(getattr(args, "preset", None), x_train.shape[1:], args.seed)
     batches = EpochShuffledBatches(x_train, batch_size=batch_size, seed=args.seed, steps_per_epoch=args.steps_per_epoch)
     steps_per_epoch = len(batches)
@@ -90,20 +91,14 @@ def run(args, extra_callbacks=()):
 
     value_range = (float(np.min(-mean / std)), float(np.max((1 - mean) / std)))  # [0, 1] pixels, standardised
     pictures = MAEReconstruction(x_test[:8], output_dir, seed=args.seed, value_range=value_range)
-    callbacks = [
-        # Masks drawn from (seed, epoch), so that --resume redraws the uninterrupted run's masks.
-        batches.epoch_callback(), EpochSeeds(args.seed), keras.callbacks.TerminateOnNaN(), pictures,
-        common.checkpoint_callback(output_dir), *extra_callbacks,
-    ]
+    # Masks drawn from (seed, epoch) (EpochSeeds), the same in a resumed epoch.
+    callbacks = [EpochSeeds(args.seed), pictures, *extra_callbacks]
     with common.Timer() as timer:
-        history = mae.fit(batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
+        history = run.fit(mae, batches, epochs=epochs, callbacks=callbacks, verbose=args.verbose)
     losses = history.history["loss"]
-    if not np.all(np.isfinite(losses)):
-        common.remove_checkpoint(output_dir)
-        raise RecipeError(f"MAE training diverged: the loss became {losses[-1]} at epoch {len(losses)}.")
 
-    mae.save(output_dir / "model.keras")
-    mae.encoder.save(output_dir / "encoder.keras")
+    run.save_model(mae, "model.keras")
+    run.save_model(mae.encoder, "encoder.keras")
     pictures.save(output_dir / "reconstruction.png")
     test_loss = mae.evaluate(x_test, batch_size=256, verbose=0)
     knn = _knn_accuracy(mae.encoder, x_train, y_train, x_test, y_test)
@@ -131,5 +126,4 @@ def run(args, extra_callbacks=()):
             "train_seconds": round(timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)

@@ -59,12 +59,16 @@ def load_corpus(dataset, seed):
         raise RecipeError(f"--dataset {dataset}: {error}") from error
 
 
-def run(args):
+def run(args, extra_callbacks=()):
     """`paperzoo train transformer`: `--dataset toy` or a Multi30k folder; see the module docstring."""
+    from keras_paperzoo.recipes import common
+
+    run = common.start_run(args, "transformer")
     corpus = load_corpus(args.dataset, args.seed)
     return train_and_evaluate(
         corpus, args.output_dir, preset=args.preset, batch_size=args.batch_size, epochs=args.epochs,
         steps_per_epoch=args.steps_per_epoch, seed=args.seed, resume=args.resume, verbose=args.verbose,
+        run=run, extra_callbacks=extra_callbacks,
     )
 
 
@@ -117,13 +121,14 @@ def average_snapshots(model, folder, last):
 
 def _cached_vocabulary(path, texts, size):
     """The vocabulary in PATH if a previous (or interrupted) run learned it, else learn and save it."""
+    from keras_paperzoo.callbacks.run_checkpoint import atomic_write_text
     from keras_paperzoo.models.transformer.transformer_tokenizer import learn_vocabulary
 
     path = pathlib.Path(path)
     if path.is_file():
         return path.read_text(encoding="utf-8").split("\n")[:-1]
     vocabulary = learn_vocabulary(texts, size)
-    path.write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
+    atomic_write_text(path, "\n".join(vocabulary) + "\n")  # a killed run leaves all of it or none
     return vocabulary
 
 
@@ -139,7 +144,7 @@ def repetitive_count(texts, run=4):
 def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=None, steps_per_epoch=None,
                        seed=0, resume=False, verbose=1, vocabulary_size=None, beam_size=4, length_penalty=0.6,
                        warmup_steps=None, peak_rate=PAPER_PEAK_RATE, buckets=None, average_last=1,
-                       max_train_seconds=None, tune_length_penalty=(), tune_pairs=400):
+                       max_train_seconds=None, tune_length_penalty=(), tune_pairs=400, run=None, extra_callbacks=()):
     """Learn the shared vocabulary, train, save, translate the test sentences with beam search, BLEU.
 
     `corpus` is `(name, (train_src, train_tgt), (valid_src, valid_tgt), (test_src, test_tgt))`
@@ -155,7 +160,9 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     validation pairs, as the paper chose alpha "on the development set" (Sec. 6.1), and the
     test set is then decoded with that alpha and, if different, with `length_penalty`.
     The vocabulary is cached in OUTPUT_DIR/vocabulary.txt and the snapshots in
-    OUTPUT_DIR/snapshots, so `resume=True` continues an interrupted run.
+    OUTPUT_DIR/snapshots, so `resume=True` continues an interrupted run (exactly, but
+    for `max_train_seconds`, which stops at a wall-clock time). `run`: the
+    `recipes.common.Run` the CLI started (default: one started here from these arguments).
     """
     import keras
 
@@ -173,8 +180,16 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
         raise RecipeError(f"Unknown --preset {preset!r}; available: {', '.join(sorted(TRANSFORMER_PRESETS))}.")
     batch_size = batch_size or (64 if name == "toy" else 128)
 
+    if run is None:
+        arguments = dict(recipe="transformer", dataset=name, train_pairs=len(train_src), preset=preset,
+                         batch_size=batch_size, epochs=epochs, steps_per_epoch=steps_per_epoch, seed=seed,
+                         vocabulary_size=vocabulary_size, beam_size=beam_size, length_penalty=length_penalty,
+                         warmup_steps=warmup_steps, peak_rate=peak_rate, buckets=buckets, average_last=average_last,
+                         max_train_seconds=max_train_seconds, tune_length_penalty=tune_length_penalty,
+                         tune_pairs=tune_pairs, backend=keras.backend.backend())
+        run = common.Run(output_dir, arguments, resume=resume)
+    output_dir = run.output_dir
     keras.utils.set_random_seed(seed)
-    output_dir = common.prepare_output_dir(output_dir, resume)
     with common.Timer() as vocab_timer:
         target_size = vocabulary_size or (1000 if name == "toy" else TRANSFORMER_PRESETS[preset]["config"]["vocabulary_size"])
         vocabulary = _cached_vocabulary(output_dir / "vocabulary.txt", train_src + train_tgt, target_size)
@@ -186,9 +201,7 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     batches_per_epoch = int(train.cardinality())
     if batches_per_epoch < 1:
         raise RecipeError(f"--batch-size {batch_size} is larger than the training set allows.")
-    if steps_per_epoch:
-        train = train.repeat()
-    steps_per_epoch = steps_per_epoch or batches_per_epoch
+    steps_per_epoch = steps_per_epoch or batches_per_epoch  # epoch e: batches e*S ... of the repeated stream
     epochs = epochs or max(1, round(DEFAULT_UPDATES.get(name, 3000) / steps_per_epoch))
     total_updates = epochs * steps_per_epoch
 
@@ -197,22 +210,18 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     hidden = translator.backbone.hidden_dim
     translator.compile(optimizer=paper_optimizer(hidden, warmup, peak_rate * math.sqrt(hidden * warmup)))
 
-    callbacks = [keras.callbacks.TerminateOnNaN(), common.checkpoint_callback(output_dir)]
+    callbacks = list(extra_callbacks)
     if max_train_seconds:
         callbacks.append(_wall_clock_budget(max_train_seconds))
     if average_last > 1:
         callbacks.append(_snapshot_callback(output_dir / "snapshots", average_last))
     with common.Timer() as timer:
-        history = translator.fit(train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=valid,
-                                 callbacks=callbacks, verbose=verbose)
-    losses = history.history["loss"]
-    if not np.all(np.isfinite(losses)):
-        common.remove_checkpoint(output_dir)
-        raise RecipeError(f"Training diverged: the loss became {losses[-1]}; try another --seed or a smaller model.")
+        history = run.fit(translator, train, epochs=epochs, steps_per_epoch=steps_per_epoch, validation_data=valid,
+                          callbacks=callbacks, verbose=verbose)
     updates_done = int(keras.ops.convert_to_numpy(translator.optimizer.iterations))
     averaged = average_snapshots(translator, output_dir / "snapshots", average_last) if average_last > 1 else []
     averaged_val_loss = float(translator.evaluate(valid, verbose=0)) if averaged else None
-    translator.save(output_dir / "model.keras")
+    run.save_model(translator, "model.keras")
 
     def test_bleu(alpha):
         hypotheses = translator.translate(test_src, beam_size=beam_size, length_penalty=alpha, batch_size=250)
@@ -230,7 +239,7 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     paper_alpha = None
     if chosen != length_penalty:
         paper_alpha = test_bleu(length_penalty)[1]
-    (output_dir / "test_translations.txt").write_text("\n".join(hypotheses) + "\n", encoding="utf-8")
+    run.write_text("test_translations.txt", "\n".join(hypotheses) + "\n")
     metrics = {key: values[-1] for key, values in history.history.items()}
     metrics.update(
         {
@@ -274,5 +283,4 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
             "decode_seconds": round(decode_timer.seconds, 2),
         }
     )
-    common.write_metrics(output_dir, metrics)
-    return metrics
+    return run.finish(metrics)
