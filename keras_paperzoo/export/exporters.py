@@ -328,6 +328,20 @@ def export_model(model, path, format="saved_model", sample_inputs=None,
     """
     _check_format(format)
     tolerance = _check_tolerance(tolerance)
+    from keras_paperzoo.export import translator
+
+    if translator.is_translator(model):  # a decoding loop, not one call: its own SavedModel (export/translator.py)
+        if sample_inputs is not None:
+            raise ValueError("sample_inputs is not taken for a TransformerTranslator (it is checked on seeded ids).")
+        if _backend() == "tensorflow":
+            return translator.export_translator(model, path, format=format, tolerance=tolerance, overwrite=overwrite)
+        if format != "saved_model":  # the refusal of export_translator, without a child process
+            raise ValueError(f"A TransformerTranslator exports to format='saved_model' only; got format={format!r}.")
+        path = _check_path_only(path, format, overwrite)
+        with tempfile.TemporaryDirectory(prefix="paperzoo_export_") as tmp:
+            payload = _run_child(_save_for_child(model, tmp), path, format, None, tolerance, overwrite)
+        return ExportResult(path=payload["path"], format=format, max_abs_diff=float(payload["max_abs_diff"]),
+                            tolerance=tolerance)
     layout = verify.input_layout(model)
     arrays = (
         verify.make_sample_inputs(layout)
@@ -341,12 +355,21 @@ def export_model(model, path, format="saved_model", sample_inputs=None,
     return _export_via_child(model, path, format, arrays, tolerance, overwrite, layout)
 
 
+# Packages whose modules register serializable classes that a saved model can hold (the
+# GPT recipe's `CharTokenizer` lives in data/, optimizers and schedules in training/).
+REGISTERING_PACKAGES = ("keras_paperzoo.layers", "keras_paperzoo.training", "keras_paperzoo.data")
+
+
 def import_paperzoo_models():
-    """Import `keras_paperzoo.models` so its registered classes can be deserialized.
+    """Import `keras_paperzoo.models` and every module of `REGISTERING_PACKAGES`, so that the
+    classes they register can be deserialized.
 
     Missing is fine (returns False); a module that fails for another reason is
     reported with a warning instead of stopping the export.
     """
+    import importlib
+    import pkgutil
+
     try:
         import keras_paperzoo.models  # noqa: F401
     except ImportError:
@@ -358,6 +381,13 @@ def import_paperzoo_models():
             stacklevel=2,
         )
         return False
+    for package_name in REGISTERING_PACKAGES:
+        package = importlib.import_module(package_name)
+        for module in pkgutil.iter_modules(package.__path__, package_name + "."):
+            try:
+                importlib.import_module(module.name)
+            except Exception as err:  # noqa: BLE001 - an optional dependency missing must not break export
+                warnings.warn(f"could not import {module.name} ({type(err).__name__}: {err})", stacklevel=2)
     return True
 
 

@@ -1,0 +1,54 @@
+"""`paperzoo export` of every recipe's model (registry-driven): SavedModel and LiteRT, outputs checked against Keras.
+
+Each recipe of `keras_paperzoo.recipes.RECIPES` trains one update on tiny data
+(tests/recipes/tiny_runs.py) and its `model.keras` is exported with the real command,
+which prints the largest |exported - Keras| difference and exits 1 above the
+tolerance. A recipe added later is exported the day it is registered. The translator
+exports to a SavedModel that decodes (keras_paperzoo/export/translator.py); LiteRT is
+refused for it in one line.
+
+TensorFlow leg only: both artifacts are TensorFlow graphs, which the other backends
+export through a TensorFlow child process (tests/export/test_export.py covers that
+route); here it would cost a TensorFlow start-up per export.
+"""
+
+import pathlib
+
+import pytest
+
+import keras
+
+from keras_paperzoo.cli import main
+from keras_paperzoo.recipes import RECIPES
+from tests.recipes.tiny_runs import TOO_SLOW_TO_EXPORT, recipe_arguments, skip_if_too_slow, tiny_data  # noqa: F401
+
+pytestmark = pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow",
+    reason="exports are TensorFlow graphs: the TensorFlow leg exports in-process",
+)
+SAVED_MODEL_ONLY = {"transformer"}  # a decoding loop (export/translator.py)
+
+
+def _export(model, fmt, capsys):
+    code = main(["export", str(model), "--format", fmt])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_every_recipe_model_exports_and_matches_keras(name, tiny_data, tmp_path, capsys):
+    skip_if_too_slow(name, TOO_SLOW_TO_EXPORT)
+    out = tmp_path / "run"
+    argv = ["train", name, *recipe_arguments(name, tiny_data, epochs_and_steps=(1, 1)), "--output-dir", str(out),
+            "--verbose", "0"]
+    assert main(argv) == 0, capsys.readouterr().err
+    model = out / "model.keras"
+    for fmt, suffix in (("saved_model", "_saved_model"), ("litert", ".tflite")):
+        code, stdout, stderr = _export(model, fmt, capsys)
+        if fmt == "litert" and name in SAVED_MODEL_ONLY:
+            assert code == 2 and stderr.count("\n") == 1 and "format='saved_model' only" in stderr, stderr
+            continue
+        assert code == 0, stderr
+        difference = float(stdout.rsplit("=", 1)[1])
+        assert difference <= 1e-4, stdout
+        assert pathlib.Path(model.with_name("model" + suffix)).exists()
