@@ -25,25 +25,27 @@ recipes' choices (`keras_paperzoo.recipes.*.pretraining()`: presets
 paper's optimizer from `compile()`: LARS 0.3 x B / 256 for SimCLR, LARS 0.2 x B / 256
 for BYOL, MoCo's SGD at 0.06 x B / 256 with its queue cut to the data), with one
 change of backbone for the budget: the CIFAR ResNet-8 (one residual block per
-stage, 16-32-64 filters, 78k parameters) instead of ResNet-20, the same for all
+stage, 16-32-64 filters, 75,120 parameters) instead of ResNet-20, the same for all
 three, initialised from the same seed (the random-init row is that encoder).
 Views are normalised by the training subset's per-channel statistics; on MNIST
 (grey, fed as three equal channels) crops keep at least half the image, as the
 recipes do for digits.
 
-Budget (the defaults, chosen by timing a few steps first on 2 shared CPU cores,
-TensorFlow backend, at a load average of 7-10 from other jobs): MNIST downsampled
-to 16 x 16, a seeded class-balanced subset of 5,000 training images, 4 epochs of
-39 steps of 128 = 156 updates per method, kNN (k = 200) and linear probe (MoCo's
-protocol, 100 epochs on features computed once) on 2,000 class-balanced test
-images with the training subset as the labelled bank; 7 trainings and the
-random-init evaluation, about 20 minutes in all. The measured times and load
-averages are in the metrics file.
+Budget (the defaults, chosen by timing a few steps first: ResNet-8 at 16 x 16, batch
+128, took about 2 s per BYOL update on 2 CPU cores shared with other jobs at a load
+average of 8-10, the tiny backbone 1 s): MNIST downsampled to 16 x 16, a seeded
+class-balanced subset of 4,000 training images, 2 epochs of 62 steps of 64 = 124
+updates per method, kNN (k = 200) and linear probe (MoCo's protocol, 100 epochs on
+features computed once) on 2,000 class-balanced test images with the training subset
+as the labelled bank; the random-init evaluation and 7 trainings. Run once
+(2026-11-25, TensorFlow, load average 8.5-11): 0.3-0.6 s per update, 30 min in all
+(20 of training, 9.5 of evaluation; planned: 20). The measured times and load
+averages are in the metrics file. Results: applications/results/ssl_mnist_results.md.
 
 Published references (CIFAR-10, not this budget): lightly's benchmark, ResNet-18,
 200 epochs at batch 512 (about 19,500 updates): kNN SimCLR 84.8 %, BYOL 86.8 %,
 MoCo 84.7 %; SimCLR's CIFAR-10 linear evaluation about 91 % after 1000 epochs
-(Chen et al. 2020, Fig. B.7 / Table B.5).
+(Chen et al. 2020, Appendix B.9).
 
 Runs are saved one by one into ssl_<dataset>_metrics.json; a rerun with the same
 budget keeps the runs already there (`--fresh` retrains). Writes
@@ -296,8 +298,8 @@ def report(output, dataset):
         f"({budget['steps_per_epoch'] * budget['epochs']} updates of batch {budget['batch_size']}) per method, "
         f"backbone {budget['backbone']} for all ({next(iter(runs.values()))['parameters_backbone']:,} parameters); kNN (k = 200) and linear probe ({budget['probe_epochs']} epochs) on "
         f"{budget['test_images']:,} test images; {budget['backend']} backend, 2-core CPU shared with other jobs "
-        f"(load averages in the metrics file); {minutes:.0f} min in all. 2 s.e. of a difference near 90 %: about "
-        f"{200 * np.sqrt(2 * 0.09 / budget['test_images']):.1f} points.",
+        f"(load averages in the metrics file); {minutes:.0f} min in all. 2 s.e. of a difference near 70 %: about "
+        f"{200 * np.sqrt(2 * 0.21 / budget['test_images']):.1f} points.",
         "",
         "| run | kNN h (%) | probe h (%) | kNN z (%) | probe z (%) | loss per epoch | output_std per epoch "
         "| kNN (%) per epoch | min |",

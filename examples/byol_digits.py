@@ -50,7 +50,7 @@ from keras_paperzoo.models import BYOL
 SMOKE = os.environ.get("PAPERZOO_EXAMPLE_SMOKE") == "1"
 PRESET = "byol_tiny" if SMOKE else "byol_resnet20_cifar"  # CIFAR ResNet-20, heads 256-64
 EPOCHS = 1 if SMOKE else 15
-PROBE_EPOCHS = 2 if SMOKE else 100
+PROBE_EPOCHS = 1 if SMOKE else 100
 BATCH_SIZE = 128
 keras.utils.set_random_seed(0)
 
@@ -64,7 +64,7 @@ to evaluate.
 
 x_train, y_train = load_dataset("digits", split="train", image_size=16, color_mode="rgb")
 x_test, y_test = load_dataset("digits", split="test", image_size=16, color_mode="rgb")
-x_train = x_train[: len(x_train) // BATCH_SIZE * BATCH_SIZE]  # whole batches: one compiled step
+x_train = x_train[: 256 if SMOKE else len(x_train) // BATCH_SIZE * BATCH_SIZE]  # whole batches
 y_train = y_train[: len(x_train)]
 mean, std = x_train.mean(axis=(0, 1, 2)), x_train.std(axis=(0, 1, 2))  # per channel
 
@@ -124,8 +124,7 @@ tau schedule how many steps the run has.
 """
 
 byol.compile(batch_size=BATCH_SIZE, steps_per_epoch=len(x_train) // BATCH_SIZE, epochs=EPOCHS)
-history = byol.fit(x_train, batch_size=BATCH_SIZE, epochs=EPOCHS, steps_per_epoch=2 if SMOKE else None,
-                   verbose=2)
+history = byol.fit(x_train, batch_size=BATCH_SIZE, epochs=EPOCHS, verbose=2)
 
 """
 ## Did it collapse? What did it learn?
