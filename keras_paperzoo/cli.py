@@ -45,6 +45,16 @@ def _positive_int(text):
     return value
 
 
+MAX_IMAGE_SIZE = 4096
+
+
+def _image_size(text):
+    value = _positive_int(text)
+    if value > MAX_IMAGE_SIZE:
+        raise argparse.ArgumentTypeError(f"{value} is larger than {MAX_IMAGE_SIZE} pixels a side")
+    return value
+
+
 def _int(text):
     try:
         return int(text)
@@ -64,7 +74,8 @@ def build_parser():
     train.add_argument("--epochs", type=_positive_int, default=None)
     train.add_argument("--steps-per-epoch", type=_positive_int, default=None)
     train.add_argument("--batch-size", type=_positive_int, default=None)
-    train.add_argument("--image-size", type=_positive_int, default=None, help="resize images to N x N")
+    train.add_argument("--image-size", type=_image_size, default=None, help="resize images to N x N (at most 4096; "
+                       "default: the recipe's for digits, e.g. 32; alexnet 67 and vgg 32 on a CPU, the papers' 227 / 224)")
     train.add_argument("--preset", default=None, help="preset of the recipe's model, e.g. resnet56_cifar, vit_s16, mae_tiny")
     train.add_argument("--output-dir", default=None, help="default: runs/RECIPE")
     train.add_argument("--backend", choices=BACKENDS, default=None, help="Keras backend (default: $KERAS_BACKEND or tensorflow)")
@@ -124,6 +135,7 @@ def _export(args):
     submodel = EXPORT_SUBMODELS.get(class_name)
     suffix = "_saved_model" if args.format == "saved_model" else ".tflite"
     output = args.output or str(model_path.with_name(model_path.stem + suffix))
+    _check_writable(output)
     vocabulary = _export_vocabulary(args, model_path, class_name)
     if vocabulary:
         return _export_text(args, model_path, vocabulary, output)
@@ -174,6 +186,18 @@ def _export_text(args, model_path, vocabulary, output):
     return 0
 
 
+def _check_writable(output):
+    """One line, before any export work, for an --output that cannot be written."""
+    path = pathlib.Path(output).absolute()
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if parent != path and not parent.is_dir():
+                raise _UsageError(f"--output {output!r} lies under {str(parent)!r}, which is a file")
+            if not os.access(parent if parent.is_dir() else parent.parent, os.W_OK):
+                raise _UsageError(f"--output {output!r} cannot be written ({str(parent)!r} is not writable)")
+            return
+
+
 def _keras_class_name(path):
     import json
     import zipfile
@@ -199,12 +223,15 @@ def main(argv=None):
     except _UsageError as error:
         print(f"paperzoo: error: {error}", file=sys.stderr)
         return 2
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, OSError) as error:
         # Dataset, recipe and argument checks raise ValueError subclasses with a
-        # message naming the value and the rule. PAPERZOO_DEBUG=1 shows the trace.
+        # message naming the value and the rule; files that cannot be read or written
+        # raise OSError (FileNotFoundError, PermissionError, ...), whose message names the
+        # path. PAPERZOO_DEBUG=1 shows the trace.
         if os.environ.get("PAPERZOO_DEBUG"):
             raise
-        print(f"paperzoo: error: {error}", file=sys.stderr)
+        message = " ".join(str(error).split()) or type(error).__name__
+        print(f"paperzoo: error: {message}", file=sys.stderr)
         return 2
 
 

@@ -5,15 +5,21 @@ import pathlib
 import numpy as np
 
 
-def image_grid(images, columns=None):
-    """(N, H, W, C) floats in [0, 1] -> one (rows*H, columns*W, C) uint8 array.
+def image_grid(images, columns=None, gap=0, gap_value=1.0):
+    """(N, H, W, C) floats in [0, 1] -> one (rows*H + (rows-1)*gap, columns*W + (columns-1)*gap, C) uint8 array.
+
+    `gap` pixels of `gap_value` (white) separate the images, so that samples do not
+    run into each other; empty cells are white too.
 
     Example:
 
     ```python
     grid = image_grid(np.random.rand(16, 28, 28, 1))  # (112, 112, 1)
+    grid = image_grid(np.random.rand(16, 28, 28, 1), gap=2)  # (118, 118, 1)
     ```
     """
+    if isinstance(gap, bool) or not isinstance(gap, (int, np.integer)) or gap < 0:
+        raise ValueError(f"gap must be an int >= 0 (pixels); got {gap!r}.")
     images = np.asarray(images, dtype="float32")
     if images.ndim == 3:
         images = images[..., None]
@@ -22,10 +28,11 @@ def image_grid(images, columns=None):
     n, h, w, c = images.shape
     columns = columns or int(np.ceil(np.sqrt(n)))
     rows = int(np.ceil(n / columns))
-    grid = np.ones((rows * h, columns * w, c), dtype="float32")
+    grid = np.full((rows * h + (rows - 1) * gap, columns * w + (columns - 1) * gap, c), gap_value, dtype="float32")
     for i, image in enumerate(images):
         r, col = divmod(i, columns)
-        grid[r * h : (r + 1) * h, col * w : (col + 1) * w] = image
+        top, left = r * (h + gap), col * (w + gap)
+        grid[top : top + h, left : left + w] = image
     return (np.clip(grid, 0.0, 1.0) * 255).round().astype("uint8")
 
 

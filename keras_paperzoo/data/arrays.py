@@ -116,6 +116,10 @@ def load_npz(path, split):
             f"Dataset {str(path)!r}: {y_key} has shape {y.shape} and dtype {y.dtype}; "
             f"use {len(x)} integer class ids"
         )
+    if len(x) == 0:
+        raise DatasetError(f"Dataset {str(path)!r}: {x_key} has no images (shape {x.shape})")
+    if y.min() < 0:
+        raise DatasetError(f"Dataset {str(path)!r}: {y_key} has label {int(y.min())}; class ids must be 0..K-1")
     return x, y.astype(np.int32)
 
 

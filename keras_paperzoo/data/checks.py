@@ -103,3 +103,45 @@ def unknown_dataset(name, reason=None):
         "class sub-folders or a .zip of them"
     )
     return message if reason is None else f"{message} ({first_line(reason)})"
+
+
+def check_class_ids(y_train, y_test=None, dataset=None):
+    """The number of classes of integer labels, or a `DatasetError` naming a label that cannot be a class id.
+
+    Class ids are 0..K-1. A negative id, or ids so sparse that most of 0..max have no
+    example (one stray label 5000 among ten classes would build a 5,001-class head),
+    are refused with the offending value.
+
+    Args:
+        y_train: int labels (N,). y_test: optional int labels.
+        dataset: name or path of the dataset, used in the message.
+
+    Example:
+        >>> import numpy as np
+        >>> check_class_ids(np.array([0, 2, 1]), np.array([1]))
+        3
+        >>> try:
+        ...     check_class_ids(np.array([0, 1, 5000]))
+        ... except DatasetError as err:
+        ...     print(str(err).split(";")[0])
+        Label 5000 leaves 4998 of the 5001 classes 0..5000 without a training example
+    """
+    import numpy as np
+
+    name = "" if dataset is None else f" of dataset {str(dataset)!r}"
+    labels = [np.asarray(y) for y in (y_train, y_test) if y is not None]
+    for y in labels:
+        if y.size and not np.issubdtype(y.dtype, np.integer):
+            raise DatasetError(f"Labels{name} have dtype {y.dtype}; class ids must be integers 0..K-1")
+        if y.size and y.min() < 0:
+            raise DatasetError(f"Label {int(y.min())}{name} is negative; class ids must be 0..K-1")
+    if not labels or labels[0].size == 0:
+        raise DatasetError(f"The training split{name} has no labels")
+    highest = int(max(y.max() for y in labels if y.size))
+    present = np.unique(labels[0]).size
+    if present < (highest + 1) / 2:
+        raise DatasetError(
+            f"Label {highest} leaves {highest + 1 - present} of the {highest + 1} classes 0..{highest} without a "
+            f"training example{name}; class ids must be 0..K-1 (renumber the labels)"
+        )
+    return highest + 1

@@ -15,6 +15,19 @@ import numpy as np
 import keras
 
 
+def _check_finite(x, name):
+    """A float array with NaN or inf would train to NaN weights: refuse it, naming where."""
+    x = np.asarray(x)
+    if np.issubdtype(x.dtype, np.floating) and x.size:
+        bad = ~np.isfinite(x)
+        if bad.any():
+            first = np.unravel_index(np.argmax(bad), x.shape)
+            raise ValueError(
+                f"{name} has {int(bad.sum())} non-finite values ({x[first]} at index {tuple(int(i) for i in first)}); "
+                "the batches must be finite"
+            )
+
+
 class EpochShuffledBatches(keras.utils.PyDataset):
     """A `PyDataset` over in-memory arrays, reshuffled each epoch from (seed, epoch).
 
@@ -45,6 +58,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
             raise ValueError(
                 f"batch_size {batch_size} is larger than the dataset ({len(x)} examples)."
             )
+        _check_finite(x, "x")
         self.x, self.y = x, y
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder

@@ -174,6 +174,37 @@ def resize_weights(size_in, size_out):
     return weights / weights.sum(axis=1, keepdims=True)
 
 
+def available_memory():
+    """Bytes of memory this machine can still give (MemAvailable on Linux), or None when unknown."""
+    import os
+
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(needed, what):
+    """Refuse, naming the size, an array of `needed` bytes larger than the memory available.
+
+    Example:
+        >>> check_memory(1024, "a tiny batch")
+    """
+    available = available_memory()
+    if available is not None and needed > available:
+        raise DatasetError(
+            f"{what} take {needed / 2**30:,.1f} GiB as float32; this machine has {available / 2**30:,.1f} GiB "
+            "available (choose a smaller image_size)"
+        )
+
+
 def resize(x, size, chunk=4096):
     """Resize a float (N, H, W, C) batch to (N, h, w, C), antialiased bilinear.
 
@@ -189,6 +220,7 @@ def resize(x, size, chunk=4096):
     height, width = size
     if x.shape[1:3] == (height, width):
         return x
+    check_memory(x.shape[0] * height * width * x.shape[3] * 4, f"{x.shape[0]:,} images of {height} x {width}")
     rows = resize_weights(x.shape[1], height).astype(np.float32)
     cols = resize_weights(x.shape[2], width).astype(np.float32)
     out = np.empty((x.shape[0], height, width, x.shape[3]), dtype=np.float32)

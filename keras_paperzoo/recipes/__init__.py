@@ -61,13 +61,13 @@ RECIPES = {
     "alexnet": Recipe(
         "alexnet",
         "Krizhevsky et al. 2012, ImageNet Classification with Deep CNNs",
-        "AlexNet classifier (two towers, LRN, overlapping pooling, dropout), paper SGD recipe.",
+        "AlexNet classifier (two towers, LRN, overlapping pooling, dropout), paper SGD recipe; digits at 67 x 67 on a CPU (the paper's: --image-size 227).",
         "keras_paperzoo.recipes.classifier",
     ),
     "vgg": Recipe(
         "vgg",
         "Simonyan & Zisserman 2015, Very Deep Convolutional Networks",
-        "VGG classifier, configurations A-E (--preset vgg_a ... vgg_e), paper SGD recipe.",
+        "VGG classifier, configurations A-E (--preset vgg_a ... vgg_e), paper SGD recipe; digits at 32 x 32 on a CPU (the paper's: --image-size 224).",
         "keras_paperzoo.recipes.classifier",
     ),
     "transformer": Recipe(

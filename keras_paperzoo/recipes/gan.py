@@ -15,6 +15,7 @@ PAPER_PARZEN_MNIST = "225 +- 2 (Goodfellow et al. 2014, Table 1, MNIST)"
 MAX_IMAGE_VALUES = 64 * 64 * 3  # the MLP networks' largest sensible input
 DEFAULT_UPDATES = 3000  # without --epochs: as many epochs as make about 3,000 updates
 DEFAULT_PARZEN_SAMPLES = 10000
+DEFAULT_PRESET = "gan_mnist"
 
 
 def split_train_valid(x, dataset_name):
@@ -36,6 +37,9 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.recipes import common
 
     run = common.start_run(args, "gan")
+    preset = getattr(args, "preset", None) or DEFAULT_PRESET
+    if preset not in GAN.presets:
+        raise RecipeError(f"--preset {preset!r} is not a GAN preset; known: {', '.join(sorted(GAN.presets))}")
     dataset = args.dataset or "digits"
     image_size = args.image_size or (28 if dataset == "digits" else None)
     x, _ = load_dataset(dataset, split="train", image_size=image_size)
@@ -58,7 +62,10 @@ def run(args, extra_callbacks=()):
     )
     steps_per_epoch = len(batches)
 
-    gan = GAN.from_preset("gan_mnist", image_shape=x.shape[1:], seed=args.seed)
+    try:
+        gan = GAN.from_preset(preset, image_shape=x.shape[1:], seed=args.seed)
+    except ValueError as error:
+        raise RecipeError(f"gan --preset {preset}: {error}") from error
     set_output_bias_from_data(gan.generator, x_train)
     gan.compile(steps_per_epoch=steps_per_epoch)
 

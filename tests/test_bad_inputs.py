@@ -1,0 +1,269 @@
+"""Bad input, one table: each case must stop with the exception (API) or one line and exit 2 (CLI) naming the value.
+
+Issue 20, section 2. A row is (id, what to run, expected exception type or exit
+status, a fragment of the message that names the offending value). The API rows call
+the package; the CLI rows run `paperzoo` in-process. Everything fails before any
+training, so the whole table takes seconds; it runs on every backend's leg.
+"""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.cli import main
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    run: object  # callable(files) raising, or a list of CLI arguments (with {placeholders} from `files`)
+    error: object  # exception type (API) or exit status (CLI)
+    names: str  # fragment of the message that names the value
+
+
+def _digits(**kw):
+    from keras_paperzoo.data import load_dataset
+
+    return lambda f: load_dataset(**{"name_or_path": "digits", **kw})
+
+
+def _load(key, **kw):
+    from keras_paperzoo.data import load_dataset
+
+    return lambda f: load_dataset(f[key], **kw)
+
+
+def _batches(x=None, **kw):
+    from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+
+    def run(f):
+        data = np.zeros((10, 4), "float32") if x is None else x
+        return EpochShuffledBatches(data, **kw)
+
+    return run
+
+
+def _nan_images():
+    x = np.zeros((10, 4, 4, 1), "float32")
+    x[3, 1, 2, 0] = np.nan
+    return x
+
+
+def _imported(module, name):
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def _call(module, name, *args, **kwargs):
+    return lambda f: _imported(module, name)(*args, **kwargs)
+
+
+def _preset(module, cls, *args, **kwargs):
+    return lambda f: _imported(module, cls).from_preset(*args, **kwargs)
+
+
+def _start_run(**overrides):
+    import argparse
+
+    from keras_paperzoo.recipes import common
+
+    def run(f):
+        values = dict(recipe="gan", dataset="digits", epochs=3, steps_per_epoch=2, batch_size=50, image_size=None,
+                      preset=None, output_dir=f["run_dir"], backend=None, seed=0, resume=True, verbose=0)
+        values.update({k: v.format(**f) if isinstance(v, str) else v for k, v in overrides.items()})
+        return common.start_run(argparse.Namespace(**values), "gan")
+
+    return run
+
+
+def _export(fmt="saved_model", **kwargs):
+    def run(f):
+        from keras_paperzoo.export import export_model
+
+        inputs = keras.Input((3,), name="x")
+        model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+        return export_model(model, kwargs.pop("path", f["tmp"] + "/out.tflite"), format=fmt, **kwargs)
+
+    return run
+
+
+def _translator_litert(f):
+    from keras_paperzoo.export.translator import export_translator
+    from keras_paperzoo.models.transformer.transformer_translator import TransformerTranslator
+
+    translator = TransformerTranslator.from_preset("transformer_tiny", vocabulary_size=20)
+    return export_translator(translator, f["tmp"] + "/t.tflite", format="litert")
+
+
+API = [
+    Case("unknown dataset name", _digits(name_or_path="no_such_dataset_xyz"), ValueError, "no_such_dataset_xyz"),
+    Case("split", _load("npz", split="bogus"), ValueError, "'bogus'"),
+    Case("image size 0", _digits(image_size=0), ValueError, "image_size=0"),
+    Case("image size one number in a tuple", _digits(image_size=(28,)), ValueError, "image_size=(28,)"),
+    Case("image size of 54 TiB", _digits(image_size=100000), ValueError, "100000 x 100000"),
+    Case("colour mode", _digits(color_mode="cmyk"), ValueError, "'cmyk'"),
+    Case("empty .npz", _load("empty_npz"), ValueError, "has no images (shape (0, 4, 4, 1))"),
+    Case("negative label in .npz", _load("negative_npz"), ValueError, "label -1"),
+    Case("pixels above 255", _load("bright_npz"), ValueError, "[300, 300]"),
+    Case("NaN pixels in .npz", _load("nan_npz"), ValueError, "[nan, nan]"),
+    Case(".npz without x_test", _load("partial_npz"), ValueError, "missing x_test"),
+    Case("not an .npz", _load("not_npz"), ValueError, "not a readable .npz"),
+    Case("float labels in .npz", _load("float_labels_npz"), ValueError, "dtype float"),
+    Case("stray label 5000", _call("keras_paperzoo.data.checks", "check_class_ids", np.array([0, 1, 2, 5000])),
+         ValueError, "Label 5000"),
+    Case("negative class id", _call("keras_paperzoo.data.checks", "check_class_ids", np.array([0, -3])),
+         ValueError, "Label -3"),
+    Case("float class ids", _call("keras_paperzoo.data.checks", "check_class_ids", np.array([0.0, 1.0])),
+         ValueError, "dtype float64"),
+    Case("NaN in the batches", _batches(_nan_images(), batch_size=2), ValueError, "nan at index (3, 1, 2, 0)"),
+    Case("batch size 0", _batches(batch_size=0), ValueError, "got 0"),
+    Case("batch larger than the data", _batches(batch_size=100), ValueError, "batch_size 100"),
+    Case("steps per epoch 0", _batches(batch_size=2, steps_per_epoch=0), ValueError, "got 0"),
+    Case("stream steps 0", _call("keras_paperzoo.data.epoch_batches", "StreamBatches", iter, 0), ValueError, "got 0"),
+    Case("stream not callable", _call("keras_paperzoo.data.epoch_batches", "StreamBatches", [1], 3), ValueError,
+         "got [1]"),
+    Case("checkpoint keep 0", _call("keras_paperzoo.callbacks", "RunCheckpoint", "x", keep=0), ValueError, "got 0"),
+    Case("monitor a string", _call("keras_paperzoo.callbacks", "StopOnNonFinite", "loss"), ValueError, "'loss'"),
+    Case("epoch seed -1", _call("keras_paperzoo.callbacks", "EpochSeeds", -1), ValueError, "got -1"),
+    Case("grid gap -1", _call("keras_paperzoo.callbacks", "image_grid", np.zeros((2, 2, 2, 1)), gap=-1), ValueError,
+         "got -1"),
+    Case("sample grid every 0", _call("keras_paperzoo.callbacks", "SampleGrid", "x", every=0), ValueError, "got 0"),
+    Case("misspelt preset override", _preset("keras_paperzoo.models", "ResNetBackbone", "resnet20_cifar",
+                                             stage_blocs=(1, 1, 1)), ValueError, "stage_blocs"),
+    Case("unknown backbone preset", _preset("keras_paperzoo.models", "ResNetBackbone", "resnet21"), ValueError,
+         "'resnet21'"),
+    Case("unknown GAN preset", _preset("keras_paperzoo.models", "GAN", "gan_cifar_huge"), ValueError,
+         "'gan_cifar_huge'"),
+    Case("classifier with one class", lambda f: _imported("keras_paperzoo.models", "ImageClassifier")(
+        _imported("keras_paperzoo.models", "ResNetBackbone").from_preset("resnet20_cifar"), num_classes=1),
+         ValueError, "got 1"),
+    Case("tokenizer repeats a character", _call("keras_paperzoo.data.char_text", "CharTokenizer", "abca"), ValueError,
+         "distinct"),
+    Case("character outside the vocabulary", lambda f: _imported("keras_paperzoo.data.char_text", "CharTokenizer")(
+        "ab").encode("abz"), ValueError, "'z'"),
+    Case("train fraction 1.5", _call("keras_paperzoo.data.char_text", "split_ids", np.arange(10), 1.5), ValueError,
+         "1.5"),
+    Case("text shorter than a window", _call("keras_paperzoo.data.char_text", "RandomWindows", np.arange(5), 8),
+         ValueError, "has 5 tokens"),
+    Case("export format", _export("onnx"), ValueError, "'onnx'"),
+    Case("export tolerance", _export("litert", tolerance=-1), ValueError, "-1"),
+    Case("LiteRT path without .tflite", _export("litert", path="/tmp/model.bin"), ValueError, "/tmp/model.bin"),
+    Case("translator to LiteRT", _translator_litert, ValueError, "format='litert'"),
+    Case("output folder is a file", _start_run(output_dir="{afile}", resume=False), ValueError, "is a file"),
+    Case("resume with another batch size", _start_run(batch_size=20), ValueError, "--batch-size 20"),
+    Case("resume with another seed", _start_run(seed=9), ValueError, "--seed 9"),
+]
+
+CLI = [
+    Case("unknown recipe", ["train", "vae"], 2, "unknown recipe 'vae'"),
+    Case("negative epochs", ["train", "gan", "--epochs", "-3"], 2, "-3 must be at least 1"),
+    Case("epochs not a number", ["train", "gan", "--epochs", "many"], 2, "'many'"),
+    Case("batch size 0", ["train", "gan", "--batch-size", "0"], 2, "0 must be at least 1"),
+    Case("steps per epoch 0", ["train", "gan", "--steps-per-epoch", "0"], 2, "0 must be at least 1"),
+    Case("image size of 54 TiB", ["train", "gan", "--image-size", "100000"], 2, "100000 is larger than 4096"),
+    Case("image size not a number", ["train", "gan", "--image-size", "big"], 2, "'big'"),
+    Case("seed not a number", ["train", "gan", "--seed", "x1"], 2, "'x1'"),
+    Case("parzen samples 0", ["train", "gan", "--parzen-samples", "0"], 2, "0 must be at least 1"),
+    Case("verbose 5", ["train", "gan", "--verbose", "5"], 2, "invalid choice: 5"),
+    Case("backend", ["train", "gan", "--backend", "mxnet"], 2, "'mxnet'"),
+    Case("missing dataset file", ["train", "gan", "--dataset", "/no/such/file.npz"], 2, "/no/such/file.npz"),
+    Case("output folder is a file", ["train", "gan", "--output-dir", "{afile}"], 2, "is a file"),
+    Case("output folder under a file", ["train", "gan", "--output-dir", "{afile}/run"], 2, "cannot be created"),
+    Case("GAN preset", ["train", "gan", "--preset", "nonsense"], 2, "'nonsense'"),
+    Case("classifier preset", ["train", "resnet-cifar", "--preset", "resnet20"], 2, "'resnet20'"),
+    Case("MAE preset", ["train", "mae", "--preset", "mae_huge_xyz"], 2, "'mae_huge_xyz'"),
+    Case("MoCo preset", ["train", "moco", "--preset", "moco_v9"], 2, "'moco_v9'"),
+    Case("GPT preset", ["train", "gpt", "--preset", "gpt5"], 2, "'gpt5'"),
+    Case("BERT preset", ["train", "bert", "--preset", "bert_giant"], 2, "'bert_giant'"),
+    Case("Transformer preset", ["train", "transformer", "--preset", "transformer_xl"], 2, "'transformer_xl'"),
+    Case("stray label 5000 in .npz", ["train", "resnet-cifar", "--dataset", "{stray_npz}"], 2, "Label 5000"),
+    Case("negative label in .npz", ["train", "resnet-cifar", "--dataset", "{negative_npz}"], 2, "label -1"),
+    Case("empty .npz", ["train", "gan", "--dataset", "{empty_npz}"], 2, "has no images"),
+    Case("NaN pixels", ["train", "gan", "--dataset", "{nan_npz}"], 2, "[nan, nan]"),
+    Case("images for a text recipe", ["train", "gpt", "--dataset", "/no/such/text.txt"], 2, "/no/such/text.txt"),
+    Case("resume without a run", ["train", "gan", "--resume", "--output-dir", "{tmp}/nothing"], 2,
+         "no interrupted run to resume"),
+    Case("resume with another batch size", ["train", "gan", "--resume", "--batch-size", "20", "--output-dir",
+                                            "{run_dir}"], 2, "--batch-size 20"),
+    Case("resume of another recipe", ["train", "mae", "--resume", "--output-dir", "{run_dir}"], 2,
+         "holds a 'gan' run, not 'mae'"),
+    Case("a new run over an interrupted one", ["train", "gan", "--output-dir", "{run_dir}"], 2,
+         "holds an interrupted run"),
+    Case("unreadable run record", ["train", "gan", "--resume", "--output-dir", "{broken_run_dir}"], 2,
+         "run.json' is unreadable"),
+    Case("missing model", ["export", "/no/model.keras", "--format", "litert"], 2, "'/no/model.keras'"),
+    Case("export format", ["export", "x.keras", "--format", "onnx"], 2, "'onnx'"),
+    Case("model not .keras", ["export", "{afile}", "--format", "litert"], 2, "is not a .keras file"),
+    Case("corrupted .keras", ["export", "{bad_keras}", "--format", "litert"], 2, "is not a valid .keras file"),
+    Case("export output under a file", ["export", "{dense_keras}", "--format", "litert", "--output",
+                                        "{afile}/m.tflite"], 2, "which is a file"),
+    Case("vocabulary for a non-BERT model", ["export", "{dense_keras}", "--format", "saved_model", "--vocabulary",
+                                             "{afile}"], 2, "--vocabulary is for a BertClassifier"),
+    Case("unknown command", ["frobnicate"], 2, "'frobnicate'"),
+]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    from keras_paperzoo.recipes import common
+
+    tmp = tmp_path_factory.mktemp("bad_inputs")
+    z = np.zeros((6, 4, 4), "uint8")
+    labels = np.array([0, 1, 0, 1, 0, 1])
+    np.savez(tmp / "empty.npz", x_train=z[:0], y_train=labels[:0], x_test=z[:0], y_test=labels[:0])
+    np.savez(tmp / "negative.npz", x_train=z, y_train=labels - 1, x_test=z, y_test=labels)
+    np.savez(tmp / "stray.npz", x_train=z, y_train=np.array([0, 1, 2, 0, 1, 5000]), x_test=z, y_test=labels)
+    np.savez(tmp / "bright.npz", x_train=np.full((6, 4, 4), 300, "int32"), y_train=labels, x_test=z, y_test=labels)
+    np.savez(tmp / "nan.npz", x_train=np.full((6, 4, 4), np.nan, "float32"), y_train=labels, x_test=z, y_test=labels)
+    np.savez(tmp / "partial.npz", x_train=z, y_train=labels)
+    np.savez(tmp / "float_labels.npz", x_train=z, y_train=labels * 1.0, x_test=z, y_test=labels)
+    (tmp / "not.npz").write_text("not a zip")
+    (tmp / "afile").write_text("a file")
+    (tmp / "bad.keras").write_text("not a zip")
+    inputs = keras.Input((3,), name="x")
+    keras.Model(inputs, keras.layers.Dense(2)(inputs)).save(tmp / "dense.keras")
+    import argparse
+
+    arguments = dict(recipe="gan", dataset="digits", epochs=3, steps_per_epoch=2, batch_size=50, image_size=None,
+                     preset=None, backend=None, seed=0, resume=False, verbose=0)
+    for name in ("run", "broken_run"):
+        run = common.start_run(argparse.Namespace(output_dir=str(tmp / name), **arguments), "gan")
+        run._record_arguments()  # an interrupted run: its arguments recorded
+    (tmp / "broken_run" / "checkpoint" / "run.json").write_text('{"arguments": ')
+    paths = {key: str(tmp / f"{key[:-4]}.npz") for key in
+             ("empty_npz", "negative_npz", "stray_npz", "bright_npz", "nan_npz", "partial_npz", "float_labels_npz")}
+    paths.update(npz=str(tmp / "stray.npz"), not_npz=str(tmp / "not.npz"), afile=str(tmp / "afile"),
+                 bad_keras=str(tmp / "bad.keras"), dense_keras=str(tmp / "dense.keras"), run_dir=str(tmp / "run"),
+                 broken_run_dir=str(tmp / "broken_run"), tmp=str(tmp))
+    return paths
+
+
+def test_the_table_has_at_least_50_cases():
+    assert len(API) + len(CLI) >= 50
+    assert len({case.id for case in API}) == len(API) and len({case.id for case in CLI}) == len(CLI)
+
+
+@pytest.mark.parametrize("case", API, ids=[case.id for case in API])
+def test_api_bad_input_raises_naming_the_value(case, files):
+    with pytest.raises(case.error) as raised:
+        case.run(files)
+    assert case.names in str(raised.value), str(raised.value)
+
+
+@pytest.mark.parametrize("case", CLI, ids=[case.id for case in CLI])
+def test_cli_bad_input_is_one_line_and_exit_2(case, files, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a default --output-dir (runs/RECIPE) lands here
+    argv = [a.format(**files) for a in case.run]
+    if argv[0] == "train" and "--output-dir" not in argv:
+        argv += ["--output-dir", str(tmp_path / "run")]
+    assert main(argv) == case.error
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("paperzoo: error: "), err
+    assert case.names in err, err
+    if argv[0] == "train" and "--resume" not in argv and "{" not in json.dumps(case.run):
+        assert not (tmp_path / "run" / "checkpoint").exists()  # a refused run leaves nothing to --resume
