@@ -240,14 +240,22 @@ def vision_step_flops(model, batch_size):
 
 
 # The self-supervised steps of `ssl_step.py` (mirrors the keras-paperzoo presets it
-# builds: MoCo.from_preset("moco_cifar_resnet18", version=2, ...) and
-# MAE.from_preset("mae_vit_s16")).
+# builds: MoCo.from_preset("moco_cifar_resnet18", version=2, ...),
+# SimCLR.from_preset("simclr_cifar_resnet18"), BYOL.from_preset("byol_cifar_resnet18")
+# and MAE.from_preset("mae_vit_s16")).
+CIFAR_RESNET18 = {"stage_blocks": (2, 2, 2, 2), "stage_filters": (64, 128, 256, 512), "block_type": "basic",
+                  "stem": "cifar", "stem_filters": 64, "shortcut": "B", "image_size": 32}
 SSL_MODELS = {
-    "moco_v2": {"family": "moco", "backbone": {
-        "stage_blocks": (2, 2, 2, 2), "stage_filters": (64, 128, 256, 512), "block_type": "basic",
-        "stem": "cifar", "stem_filters": 64, "shortcut": "B", "image_size": 32},
-        "feature_dim": 512, "hidden_dim": 2048, "projection_dim": 128, "queue_size": 4096,
-        "temperature": 0.2, "momentum": 0.99, "bn_splits": 8, "image_size": 32},
+    "moco_v2": {"family": "moco", "backbone": CIFAR_RESNET18,
+                "feature_dim": 512, "hidden_dim": 2048, "projection_dim": 128, "queue_size": 4096,
+                "temperature": 0.2, "momentum": 0.99, "bn_splits": 8, "image_size": 32},
+    # SimCLR v1 head: Dense 512 -> 512 (BN, ReLU) -> 128 (BN); NT-Xent over the 2N views, tau 0.5 (App. B.9).
+    "simclr": {"family": "simclr", "preset": "simclr_cifar_resnet18", "backbone": CIFAR_RESNET18,
+               "feature_dim": 512, "projection_dims": (512, 128), "temperature": 0.5, "image_size": 32},
+    # BYOL: projector 512 -> 4096 (BN, ReLU) -> 256, predictor 256 -> 4096 (BN, ReLU) -> 256, tau_base 0.996.
+    "byol": {"family": "byol", "preset": "byol_cifar_resnet18", "backbone": CIFAR_RESNET18,
+             "feature_dim": 512, "projection_dims": (4096, 256), "prediction_dims": (4096, 256),
+             "tau_base": 0.996, "image_size": 32},
     "mae_vit_s16": {"family": "mae", "image_size": 224, "patch_size": 16, "num_layers": 12,
                     "hidden_dim": 384, "num_heads": 6, "mlp_dim": 1536, "decoder_depth": 8,
                     "decoder_dim": 512, "decoder_heads": 16, "decoder_mlp_dim": 2048,
@@ -307,11 +315,66 @@ def mae_step_flops(batch_size, image_size, patch_size, num_layers, hidden_dim, m
                            f"tokens, decoder on {1 + n})"}
 
 
+def mlp_forward_flops(input_dim, widths):
+    """Forward FLOPs of one row through a chain of dense layers (2 fan_in fan_out each)."""
+    return sum(dense_flops(1, a, b) for a, b in mlp_layer_dims(input_dim, widths))
+
+
+def simclr_step_flops(batch_size, backbone, feature_dim, projection_dims, **_):
+    """FLOPs of one SimCLR step (Algorithm 1) on N = `batch_size` images, convs and matmuls only.
+
+    Both views of every image, 2N in all, go through the encoder (backbone convs +
+    the head's dense layers) forward and backward (3 x forward). NT-Xent's similarity
+    matrix z z^T of the 2N views: 2 (2N)^2 C forward and, both factors being z, 2 x
+    that backward. BN, pooling, the normalisation, softmax, the `contrastive_accuracy`
+    metric's second z z^T (forward only, 0.002 % of the step at N = 128) and the
+    optimizer are not counted.
+    """
+    convs = resnet_forward_flops(**backbone)["convs"]
+    head = mlp_forward_flops(feature_dim, projection_dims)
+    encoder = convs + head
+    views = 2 * batch_size
+    similarities = dense_flops(views, projection_dims[-1], views)
+    total = 3 * encoder * views + 3 * similarities
+    return {"encoder_forward_per_image": encoder, "backbone_forward_per_image": convs,
+            "head_forward_per_image": head, "batch_size": batch_size, "encoder": 3 * encoder * views,
+            "similarities": 3 * similarities, "total": total,
+            "description": f"3 x {encoder / 1e9:.4f} x 2N views (N = {batch_size}) + "
+                           f"z z^T 3 x {similarities / 1e9:.4f}"}
+
+
+def byol_step_flops(batch_size, backbone, feature_dim, projection_dims, prediction_dims, **_):
+    """FLOPs of one BYOL step (Sec. 3.1, symmetrised loss) on B = `batch_size` images, convs and matmuls only.
+
+    Online network (backbone + projector + predictor) on both views of every image,
+    forward and backward: 3 x online forward x 2B; target network (backbone +
+    projector, no predictor) on both views, forward only: target forward x 2B. BN,
+    pooling, the cosine loss, the EMA update of the target (2 x 12.6 M parameters)
+    and the optimizer are not counted.
+    """
+    convs = resnet_forward_flops(**backbone)["convs"]
+    projector = mlp_forward_flops(feature_dim, projection_dims)
+    predictor = mlp_forward_flops(projection_dims[-1], prediction_dims)
+    online = convs + projector + predictor
+    target = convs + projector
+    views = 2 * batch_size
+    total = 3 * online * views + target * views
+    return {"online_forward_per_image": online, "target_forward_per_image": target,
+            "backbone_forward_per_image": convs, "projector_forward_per_image": projector,
+            "predictor_forward_per_image": predictor, "batch_size": batch_size,
+            "online": 3 * online * views, "target": target * views, "total": total,
+            "description": f"2B views (B = {batch_size}) x (3 x {online / 1e9:.4f} online fwd+bwd + "
+                           f"{target / 1e9:.4f} target fwd)"}
+
+
+SSL_STEP_FLOPS = {"moco": moco_step_flops, "simclr": simclr_step_flops, "byol": byol_step_flops,
+                  "mae": mae_step_flops}
+
+
 def ssl_step_flops(model, batch_size):
-    """FLOPs of one training step of an `SSL_MODELS` entry (`moco_step_flops` / `mae_step_flops`)."""
+    """FLOPs of one training step of an `SSL_MODELS` entry (`SSL_STEP_FLOPS` of its family)."""
     config = SSL_MODELS[model]
-    count = moco_step_flops if config["family"] == "moco" else mae_step_flops
-    return count(batch_size, **config)
+    return SSL_STEP_FLOPS[config["family"]](batch_size, **config)
 
 
 # The language-model steps of `lm_step.py` (mirrors keras-paperzoo's presets

@@ -1,4 +1,4 @@
-"""Benchmark the self-supervised training steps (MoCo v2, MAE) on every Keras backend against PyTorch.
+"""Benchmark the self-supervised training steps (MoCo v2, SimCLR, BYOL, MAE) on every Keras backend against PyTorch.
 
 Models (`common.SSL_MODELS`):
 
@@ -9,17 +9,31 @@ Models (`common.SSL_MODELS`):
   against the same step built from lightly's MoCo pieces on torchvision's ResNet-18
   (`torch_reference/moco_cifar.py`). Both: SGD lr 0.03 x 128 / 256, momentum 0.9,
   weight decay 1e-4 added to the gradient.
+- `simclr`: `SimCLR.from_preset("simclr_cifar_resnet18", augmentation=None)` (the same
+  CIFAR ResNet-18; v1 head 512 -> 512 -> 128 with BN; NT-Xent over the 2N views, tau 0.5;
+  both views in one encoder call), batch 128, against lightly's `SimCLRProjectionHead` and
+  `NTXentLoss` on torchvision's ResNet-18 (`torch_reference/simclr_cifar.py`).
+- `byol`: `BYOL.from_preset("byol_cifar_resnet18", augmentation=None)` (projector and
+  predictor 512/256 -> 4096 -> 256 with BN; cosine tau from 0.996; each view through the
+  online and the target network separately), batch 128, against lightly's BYOL heads,
+  `update_momentum`, `cosine_schedule` and `NegativeCosineSimilarity`
+  (`torch_reference/byol_cifar.py`).
+  SimCLR and BYOL, both sides: LARS, momentum 0.9, eta 0.001, the papers' lr (0.3 / 0.2
+  x B / 256) and weight decay (1e-6 / 1.5e-6), biases and norm parameters excluded:
+  the Keras trainer's `compile()` (`keras_paperzoo.training.LARS`, warmup-cosine) and
+  its plain-PyTorch twin `torch_reference/lars.py` (constant lr).
 - `mae_vit_s16`: `MAE.from_preset("mae_vit_s16")` (ViT-S/16 encoder at 224, the paper's
   8 x 512 decoder, mask ratio 0.75, norm-pix loss, AdamW 0.9/0.95, weight decay 0.05 on
   weight matrices), batch 16, against a plain PyTorch MAE written from the paper on
   timm's ViT blocks (`torch_reference/mae.py`).
 
-    python benchmarks/ssl_step.py [--models moco_v2 mae_vit_s16] [--repeats 3]
+    python benchmarks/ssl_step.py [--models moco_v2 simclr byol mae_vit_s16] [--repeats 3]
         [--modes fit step] [--bn-splits 1] [--threads 1] [--json out.json]
+        [--reference-python .venv-bench-ref/bin/python]
 
 The views are pre-made random tensors (N(0, 1)): augmentation belongs to the input
-pipeline and is not timed on either side (the Keras MoCo gets `x=(view_q, view_k)`
-with `augmentation=None`). Every model for itself: its four processes (PyTorch
+pipeline and is not timed on either side (the Keras MoCo, SimCLR and BYOL get
+`x=(view_a, view_b)` with `augmentation=None`). Every model for itself: its four processes (PyTorch
 reference, Keras on JAX, TensorFlow, torch) start together and take turns
 round-robin (`turns.py`), as in `vision_step.py`, whose timing, reporting and
 summary this script reuses: Keras `fit()` epochs of N steps on NumPy arrays
@@ -45,8 +59,9 @@ KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, tur
 MODELS = tuple(common.SSL_MODELS)
 
 # Batch size and steps per timed block, per model: one step is ~5-30 s here.
-DEFAULT_BATCH = {"moco_v2": 128, "mae_vit_s16": 16}
-DEFAULT_STEPS = {"moco_v2": 2, "mae_vit_s16": 2}
+DEFAULT_BATCH = {"moco_v2": 128, "simclr": 128, "byol": 128, "mae_vit_s16": 16}
+DEFAULT_STEPS = {"moco_v2": 2, "simclr": 2, "byol": 1, "mae_vit_s16": 2}
+TWO_VIEWS = ("moco", "simclr", "byol")  # families fed x = (view_a, view_b); MAE takes one image
 
 
 def make_views(model, n, nchw=False, count=2):
@@ -73,19 +88,37 @@ def worker_reference(args):
     torch.manual_seed(0)
     steps, bsz = args.steps, args.batch_size
     config = common.SSL_MODELS[args.model]
-    if config["family"] == "moco":
+    family = config["family"]
+    if family in TWO_VIEWS:
         import lightly
+
+        name = {"moco": "MoCo", "simclr": "SimCLR", "byol": "BYOL"}[family]
+        pieces = f"lightly {lightly.__version__} {name} pieces on torchvision ResNet-18 (CIFAR stem)"
+    if family == "moco":
         import moco_cifar
 
         net = moco_cifar.MoCoV2(queue_size=config["queue_size"], temperature=config["temperature"],
                                 momentum=config["momentum"], hidden_dim=config["hidden_dim"],
                                 projection_dim=config["projection_dim"], bn_splits=args.bn_splits)
-        result["model"] = (f"lightly {lightly.__version__} MoCo pieces on torchvision ResNet-18 "
-                           f"(CIFAR stem), SplitBatchNorm({args.bn_splits}) "
-                           "(torch_reference/moco_cifar.py)")
+        result["model"] = f"{pieces}, SplitBatchNorm({args.bn_splits}) (torch_reference/moco_cifar.py)"
         result["params"] = moco_cifar.count_params(net.backbone) + moco_cifar.count_params(net.head)
-        views = [torch.from_numpy(v) for v in make_views(args.model, steps * bsz, nchw=True)]
         make_step = moco_cifar.make_step
+    elif family == "simclr":
+        import simclr_cifar
+
+        net = simclr_cifar.SimCLR(hidden_dim=config["projection_dims"][0],
+                                  projection_dim=config["projection_dims"][-1], temperature=config["temperature"])
+        result["model"] = f"{pieces} (torch_reference/simclr_cifar.py)"
+        result["params"] = simclr_cifar.count_params(net)
+        make_step = simclr_cifar.make_step
+    elif family == "byol":
+        import byol_cifar
+
+        net = byol_cifar.BYOL(hidden_dim=config["projection_dims"][0], projection_dim=config["projection_dims"][-1],
+                              tau_base=config["tau_base"], total_steps=steps * (args.repeats + 1))
+        result["model"] = f"{pieces} (torch_reference/byol_cifar.py)"
+        result["params"] = byol_cifar.count_params(net)
+        make_step = byol_cifar.make_step
     else:
         import mae
         import timm
@@ -96,8 +129,9 @@ def worker_reference(args):
                       decoder_heads=config["decoder_heads"], mask_ratio=config["mask_ratio"])
         result["model"] = f"plain PyTorch MAE on timm {timm.__version__} Blocks (torch_reference/mae.py)"
         result["params"] = mae.count_params(net)
-        views = [torch.from_numpy(v) for v in make_views(args.model, steps * bsz, nchw=True, count=1)]
         make_step = mae.make_step
+    views = [torch.from_numpy(v) for v in make_views(args.model, steps * bsz, nchw=True,
+                                                    count=2 if family in TWO_VIEWS else 1)]
     result["rss_after_import_mb"] = common.peak_rss_mb()
     net.train()
     step_fn, result["optimizer"] = make_step(net, bsz)
@@ -129,6 +163,13 @@ def build_keras_model(model, batch_size, steps, epochs, bn_splits):
         description = (f"MoCo.from_preset('moco_cifar_resnet18', version=2, temperature={config['temperature']}, "
                        f"projection_hidden_dim={config['hidden_dim']}, queue_size={config['queue_size']}, "
                        f"momentum={config['momentum']}, shuffle_bn_splits={bn_splits}, augmentation=None)")
+    elif config["family"] in ("simclr", "byol"):
+        from keras_paperzoo.models.byol.byol import BYOL
+        from keras_paperzoo.models.simclr.simclr import SimCLR
+
+        trainer_class = SimCLR if config["family"] == "simclr" else BYOL
+        trainer = trainer_class.from_preset(config["preset"], augmentation=None, seed=0)
+        description = f"{trainer_class.__name__}.from_preset({config['preset']!r}, augmentation=None)"
     else:
         from keras_paperzoo.models.mae.mae import MAE
 
@@ -145,10 +186,10 @@ def worker_keras(args):
     steps, bsz = args.steps, args.batch_size
     model, result["model"] = build_keras_model(args.model, bsz, steps, args.repeats + 1, args.bn_splits)
     keras_bench.describe_model(result, model)
-    family = common.SSL_MODELS[args.model]["family"]
-    views = make_views(args.model, steps * bsz, count=2 if family == "moco" else 1)
-    x = views if family == "moco" else views[0]  # MoCo: x = [view_q, view_k]
-    first_batch = (tuple(v[:bsz] for v in views),) if family == "moco" else views[0][:bsz]
+    two_views = common.SSL_MODELS[args.model]["family"] in TWO_VIEWS
+    views = make_views(args.model, steps * bsz, count=2 if two_views else 1)
+    x = views if two_views else views[0]  # MoCo, SimCLR, BYOL: x = [view_a, view_b]
+    first_batch = (tuple(v[:bsz] for v in views),) if two_views else views[0][:bsz]
     return keras_bench.run_timed_blocks(result, model, {"x": x, "batch_size": bsz}, first_batch, args)
 
 
@@ -186,6 +227,9 @@ def parse_args(argv=None):
     p.add_argument("--threads", type=int, default=0,
                    help="limit every framework to this many threads and CPUs (see gan_step.py)")
     p.add_argument("--sequential", action="store_true", help="one process after another")
+    p.add_argument("--reference-python", default=os.environ.get("BENCH_REFERENCE_PYTHON"),
+                   help="the interpreter of the PyTorch reference's process (its environment needs torch, "
+                   "torchvision, lightly, timm; default $BENCH_REFERENCE_PYTHON, else this one)")
     p.add_argument("--peak-gflops", type=float, default=common.DEFAULT_PEAK_GFLOPS)
     p.add_argument("--json", help="write all results to this JSON file")
     p.add_argument("--from-json", help="print the tables of a results JSON written by --json")

@@ -191,10 +191,16 @@ def run_worker(args, worker_reference, worker_keras):
 # --------------------------------------------------------------------------------------
 def worker_process(script, run, args, flags, phase_names, tmp):
     """The `Worker` running `script --worker run *flags --threads T --modes ...` (KERAS_BACKEND=run unless the
-    reference), with the thread settings of `--threads`."""
+    reference), with the thread settings of `--threads`. The reference runs under
+    `args.reference_python` where the script has that option and it is set (an interpreter
+    whose environment has the reference's packages, e.g. torchvision and lightly with the
+    torch they need), else under this interpreter."""
     env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
     env.update(thread_env(args.threads))
-    cmd = [sys.executable, os.path.abspath(script), "--worker", run, *flags,
+    python = sys.executable
+    if run == REFERENCE and getattr(args, "reference_python", None):
+        python = args.reference_python
+    cmd = [python, os.path.abspath(script), "--worker", run, *flags,
            "--threads", str(args.threads), "--modes", *args.modes]
     return Worker(run, cmd, env, phase_names, tmp)
 

@@ -25,6 +25,24 @@ def test_moco_step_counts_query_three_times_and_key_once():
     assert flops["total"] == 128 * 4 * encoder + 2 * (2 * 128 * 128 * 4097)
 
 
+def test_simclr_step_runs_the_encoder_three_times_on_both_views():
+    flops = common.ssl_step_flops("simclr", 128)
+    encoder = 1_110_835_200 + 2 * 512 * 512 + 2 * 512 * 128  # backbone + head 512 -> 512 -> 128
+    assert flops["encoder_forward_per_image"] == encoder
+    similarities = 2 * 256 * 128 * 256  # z z^T of the 2N = 256 views, C = 128
+    assert flops["total"] == 3 * 256 * encoder + 3 * similarities
+
+
+def test_byol_step_counts_online_three_times_and_target_once_per_view():
+    flops = common.ssl_step_flops("byol", 128)
+    projector = 2 * 512 * 4096 + 2 * 4096 * 256
+    predictor = 2 * 256 * 4096 + 2 * 4096 * 256
+    assert flops["online_forward_per_image"] == 1_110_835_200 + projector + predictor
+    assert flops["target_forward_per_image"] == 1_110_835_200 + projector
+    assert flops["total"] == 256 * (3 * flops["online_forward_per_image"] + flops["target_forward_per_image"])
+    assert common.ssl_step_flops("byol", 64)["total"] * 2 == flops["total"]
+
+
 def test_mae_vit_s16_step():
     flops = common.ssl_step_flops("mae_vit_s16", 16)
     assert flops["visible_tokens"] == 49
