@@ -197,14 +197,6 @@ def random_init(dataset, data, batch_size, probe_epochs, seed, backbone="resnet8
     return result
 
 
-def timed_run(function, *args, **kwargs):
-    load, start = os.getloadavg(), time.perf_counter()
-    result = function(*args, **kwargs)
-    result["wall_seconds"] = round(time.perf_counter() - start, 1)
-    result["load_average_1_5_15_min"] = [[round(v, 2) for v in load], [round(v, 2) for v in os.getloadavg()]]
-    return result
-
-
 # --- claims ---------------------------------------------------------------------------------
 def claims(runs, n):
     """The papers' claims checked on our numbers (for the runs that exist), with their margins."""
@@ -253,27 +245,15 @@ def claims(runs, n):
 
 
 # --- files ----------------------------------------------------------------------------------
-def same_budget(a, b):
-    keys = ("backend", "dataset", "backbone", "train_images", "test_images", "epochs", "batch_size", "seed", "probe_epochs",
-            "image_size")
-    return all(a.get(k) == b.get(k) for k in keys)
+BUDGET_KEYS = ("backend", "dataset", "backbone", "train_images", "test_images", "epochs", "batch_size", "seed",
+               "probe_epochs", "image_size")
 
 
-def load_runs(path, budget):
-    if not path.exists():
-        return {}
-    old = json.loads(path.read_text())
-    return dict(old.get("runs", {})) if same_budget(old.get("budget", {}), budget) else {}
+def records(path, budget):
+    from keras_paperzoo.evaluation.run_records import RunRecords
 
-
-def save(path, budget, runs):
-    runs = {**load_runs(path, budget), **runs}  # keep what another process saved meanwhile
-    old = json.loads(path.read_text()) if path.exists() else {}
-    metrics = {"paper": PAPER, "budget": budget, "runs": runs, "claims": claims(runs, budget["test_images"])}
-    if same_budget(old.get("budget", {}), budget) and "notes" in old:  # observations added by hand stay
-        metrics["notes"] = old["notes"]
-    path.write_text(json.dumps(metrics, indent=2) + "\n")
-    return runs
+    return RunRecords(path, budget, BUDGET_KEYS,
+                      summarize=lambda runs: {"paper": PAPER, "claims": claims(runs, budget["test_images"])})
 
 
 def _cell(run, key):
@@ -372,6 +352,8 @@ def main(argv=None):
     os.environ["KERAS_BACKEND"] = args.backend
     import keras
 
+    from keras_paperzoo.evaluation.run_records import timed
+
     if keras.backend.backend() != args.backend:
         parser.error(f"--backend {args.backend}: Keras was already imported with {keras.backend.backend()!r}")
     data = load_data(args.dataset, args.train_images, args.test_images, args.seed)
@@ -386,20 +368,21 @@ def main(argv=None):
     path = output / f"ssl_{args.dataset}_metrics.json"
     if args.fresh and path.exists():
         path.unlink()
-    done = load_runs(path, budget)
+    saved = records(path, budget)
+    done = saved.load()
     for name in ([] if args.no_random_init else [RANDOM_INIT]) + names:
         if name in done:
             print(f"== {name}: kept from {path} (same budget; --fresh retrains)", flush=True)
             continue
         print(f"== {name}", flush=True)
         if name == RANDOM_INIT:
-            result = timed_run(random_init, args.dataset, data, batch_size, args.probe_epochs, args.seed,
-                               args.backbone)
+            result = timed(random_init, args.dataset, data, batch_size, args.probe_epochs, args.seed,
+                           args.backbone)
         else:
-            result = timed_run(train_and_evaluate, name, args.dataset, data, args.epochs, batch_size,
-                               args.probe_epochs, args.seed, args.backbone, args.verbose)
+            result = timed(train_and_evaluate, name, args.dataset, data, args.epochs, batch_size,
+                           args.probe_epochs, args.seed, args.backbone, args.verbose)
         print(f"   {name}: {json.dumps(result)}", flush=True)
-        done = save(path, budget, {name: result})
+        done = saved.save({name: result})
     print()
     print(report(output, args.dataset))
     return 0

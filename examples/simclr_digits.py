@@ -141,11 +141,13 @@ simclr.fit(x_train, batch_size=BATCH_SIZE, epochs=EPOCHS, verbose=2)
 """
 ## What it learned
 
-The same three numbers after training. On these small images a few minutes of
-training are enough to move the kNN accuracy of h above the random encoder's;
-and h, the layer before the head, should classify better than z, on which the
-loss was computed (the paper's Sec. 4.2: the head discards information, such as
-colour and orientation, that the loss asks it to be invariant to).
+The same three numbers after training. The linear probe shows the learning most
+clearly: in our run (TensorFlow, 2 CPU cores, 3 min of CPU time) it rose from 81 %
+on the random encoder to 94 %, while the kNN accuracy moved from 81 % to 83 %,
+within the noise of 297 test images. And h, the layer before the head, classifies
+better than z, on which the loss was computed (the paper's Sec. 4.2: the head
+discards information, such as colour and orientation, that the loss asks it to be
+invariant to).
 """
 
 after = {"knn_h": knn(h), "knn_z": knn(z)}
@@ -155,5 +157,6 @@ print(f"\n{'':28s}{'random init':>12s}{'SimCLR':>10s}")
 for key, label in (("knn_h", "kNN on h (encoder)"), ("knn_z", "kNN on z (head)"),
                    ("probe_h", "linear probe on h")):
     print(f"{label:28s}{100 * before[key]:11.1f}%{100 * after[key]:9.1f}%")
-print(f"\nkNN on h: {100 * (after['knn_h'] - before['knn_h']):+.1f} points from {EPOCHS} epochs without labels; "
-      f"h {'above' if after['knn_h'] > after['knn_z'] else 'not above'} z after training.")
+print(f"\nFrom {EPOCHS} epochs without labels: linear probe on h {100 * (after['probe_h'] - before['probe_h']):+.1f} "
+      f"points, kNN on h {100 * (after['knn_h'] - before['knn_h']):+.1f}; h "
+      f"{'above' if after['knn_h'] > after['knn_z'] else 'not above'} z after training.")

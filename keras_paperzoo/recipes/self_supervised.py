@@ -9,7 +9,8 @@ and `pretrain(args, pretraining)` does the rest:
    (the encoder sees normalised images);
 2. the trainer from its preset (`--preset`, refused in one line when it is not
    one of the recipe's), with the preset's augmentation arguments, the statistics
-   and, on `digits`, crops of at least half the image;
+   and, on `digits`, crops of at least half the image (`build_trainer`, which the
+   reproductions in applications/ call too, with `evaluate_encoder`);
 3. `compile()` with the paper's optimizer for this run's length, then `Run.fit`
    (exact `--resume`: the batches and every `SeedGenerator` drawn from
    (seed, epoch) by `EpochSeeds`, so a resumed epoch draws the same views);

@@ -12,11 +12,10 @@ from keras_paperzoo.recipes import simclr as simclr_recipe
 from tests.recipes.test_moco_recipe import _args
 
 SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "simclr_tiny", "--epochs", "1",
-         "--steps-per-epoch", "2", "--batch-size", "16", "--verbose", "0"]
+         "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
 
 
-def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("keras_paperzoo.recipes.self_supervised.PROBE_EPOCHS", 2)  # the probe's 100 epochs, cut
+def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     assert main(["train", "simclr", *SMOKE, "--output-dir", str(tmp_path)]) == 0
     saved = json.loads((tmp_path / "metrics.json").read_text())
     for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
@@ -26,6 +25,7 @@ def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys, mo
     assert (saved["version"], saved["temperature"], saved["projection_dims"]) == (1, 0.5, [16, 32])
     assert (saved["steps_per_epoch"], saved["batch_size"], saved["image_shape"]) == (2, 16, [8, 8, 3])
     assert saved["backend"] == keras.backend.backend() and len(saved["input_mean"]) == 3
+    assert saved["probe_epochs"] == 2
     assert not (tmp_path / "checkpoint").exists()
 
     model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
@@ -35,10 +35,10 @@ def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys, mo
     np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
                                atol=1e-5)  # h of the trained backbone
 
-    capsys.readouterr()
-    assert main(["export", str(tmp_path / "encoder.keras"), "--format", "saved_model"]) == 0
+    capsys.readouterr()  # `paperzoo export` deploys the encoder h, as for MoCo
+    assert main(["export", str(tmp_path / "model.keras"), "--format", "saved_model"]) == 0
     out = capsys.readouterr().out
-    assert "encoder.keras" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
+    assert "model.keras:encoder" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
 
 
 def test_preset_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
