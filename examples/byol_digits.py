@@ -21,10 +21,11 @@ is that the predictor and the slowly moving target keep training away from it.
 With ResNet-50 it reaches 74.3 % ImageNet linear accuracy.
 
 This example trains BYOL for a few minutes on a CPU on the 1,797 handwritten
-digits that ship with scikit-learn and checks two things: the features did not
+digits that ship with scikit-learn and checks two things: whether the features
 collapse (`output_std`, the spread of the normalised projections across the
-batch, stays near 1 / sqrt(d) instead of falling to 0), and the frozen encoder's
-k-nearest-neighbour accuracy against the same encoder at random initialisation.
+batch, stays near 1 / sqrt(d) or falls to 0), and the frozen encoder's
+k-nearest-neighbour accuracy against the same encoder at random initialisation;
+at this length the second shows how slowly BYOL starts (see the end).
 `applications/ssl_cifar.py` runs the paper's ablations (no predictor, tau = 0),
 where it collapses.
 
@@ -132,6 +133,18 @@ history = byol.fit(x_train, batch_size=BATCH_SIZE, epochs=EPOCHS, verbose=2)
 A collapsed network maps every image to the same vector: the spread of the
 normalised projections across the batch would be 0. Spread evenly over d
 dimensions it is about 1 / sqrt(d).
+
+What our run showed (TensorFlow, 2 CPU cores, 165 updates, 3 min of CPU time) is
+worth knowing before trusting a short BYOL run: the projections kept their spread
+(output_std 0.094 -> 0.075, against 0.125 for an even spread and 0 for collapse),
+the loss fell (2.9 -> 1.3), and yet the encoder got *worse* than at random
+initialisation (kNN 81 % -> 53 %, linear probe 81 % -> 79 %). Early in training the
+online network learns to predict a target that is itself still nearly random;
+BYOL's representation overtakes the random one only after many more updates (the
+paper trains 1000 epochs; MoCo's similar momentum target needed about 3,000
+updates on MNIST in `applications/moco_cifar.py`). SimCLR, whose negatives give
+a useful signal from the first step, learns within the same budget
+(`examples/simclr_digits.py`). Raise `EPOCHS` to watch BYOL catch up.
 """
 
 after = {"knn": knn(), "probe": probe()}
