@@ -137,7 +137,7 @@ dimensions it is about 1 / sqrt(d).
 What our run showed (TensorFlow, 2 CPU cores, 165 updates, 3 min of CPU time) is
 worth knowing before trusting a short BYOL run: the projections kept their spread
 (output_std 0.094 -> 0.075, against 0.125 for an even spread and 0 for collapse),
-the loss fell (2.9 -> 1.3), and yet the encoder got *worse* than at random
+the loss fell (4.1 -> 1.3), and yet the encoder got *worse* than at random
 initialisation (kNN 81 % -> 53 %, linear probe 81 % -> 79 %). Early in training the
 online network learns to predict a target that is itself still nearly random;
 BYOL's representation overtakes the random one only after many more updates (the
