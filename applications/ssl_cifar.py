@@ -265,6 +265,8 @@ def _series(values, fmt):
 
 
 def report(output, dataset):
+    from keras_paperzoo.evaluation.claims import claim_line
+
     output = pathlib.Path(output)
     metrics = json.loads((output / f"ssl_{dataset}_metrics.json").read_text())
     budget, runs = metrics["budget"], metrics["runs"]
@@ -304,14 +306,7 @@ def report(output, dataset):
         gain = f"{run['knn_h_percent'] - runs[RANDOM_INIT]['knn_h_percent']:+.1f}" if run and RANDOM_INIT in runs else "-"
         lines.append(f"| {method} | {knn} | {gain} | {published[method]} |")
     lines += ["", "Claims (a difference holds when it exceeds 2 binomial standard errors over the test images):", ""]
-    for claim, c in metrics["claims"].items():
-        verdict = "holds" if c["holds"] else "not shown"
-        if "difference_points" in c:
-            lines.append(f"- {claim}: {verdict} (difference {c['difference_points']:+.2f} points, "
-                         f"2 s.e. {c['two_standard_errors_points']:.2f})")
-        else:
-            lines.append(f"- {claim}: {verdict} ({c['first_epoch']:.4f} -> {c['last_epoch']:.4f}, "
-                         f"threshold {c['threshold']:.4f})")
+    lines += [claim_line(claim, c) for claim, c in metrics["claims"].items()]
     if metrics.get("notes"):  # what shows and what does not, added by hand after the run
         lines += ["", "Notes:", ""] + [f"- {note}" for note in metrics["notes"]]
     text = "\n".join(lines) + "\n"

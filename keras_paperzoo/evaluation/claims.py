@@ -34,3 +34,19 @@ def accuracy_above(better_percent, worse_percent, n):
     difference = better_percent - worse_percent
     return {"holds": bool(difference > margin), "difference_points": round(float(difference), 2),
             "two_standard_errors_points": round(margin, 2)}
+
+
+def claim_line(name, claim):
+    """The claim as one Markdown list line: holds / not shown, and its numbers.
+
+    A comparison (from `accuracy_above`) reads "(difference +3.50 points, 2 s.e. 1.53)";
+    any other claim lists its numbers as they are ("(first_epoch 0.1, last_epoch 0.001)").
+    """
+    verdict = "holds" if claim["holds"] else "not shown"
+    if "difference_points" in claim:
+        detail = (f"difference {claim['difference_points']:+.2f} points, "
+                  f"2 s.e. {claim['two_standard_errors_points']:.2f}")
+    else:
+        detail = ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
+                           for key, value in claim.items() if key != "holds")
+    return f"- {name}: {verdict} ({detail})"
