@@ -4,8 +4,10 @@ Keras's `BackupAndRestore` rewrites `latest.weights.h5` in place and its metadat
 after it: a SIGKILL during the write leaves an unreadable file, or new weights with
 the old epoch. It also leaves out what a resumed run needs to repeat the
 uninterrupted one: the `SeedGenerator` states (dropout, noise, masks, in-model
-augmentation), Python's and NumPy's global random states (`fit(shuffle=True)`
-reorders batches with Python's `random`), and the history of the epochs already done.
+augmentation), Python's, NumPy's and (on the torch backend) PyTorch's global random
+states (`fit(shuffle=True)` reorders batches with Python's `random`; Keras's dropout
+on PyTorch draws from the global generator when its layer has no seed), and the
+history of the epochs already done.
 
 At every epoch end `RunCheckpoint` writes, into its folder:
 
@@ -151,6 +153,28 @@ def _numpy_random_state():
     return [name, keys.tolist(), int(position), int(has_gauss), float(cached)]
 
 
+def _torch_random_state():
+    """PyTorch's global generator, on the torch backend: Keras's dropout draws from it when the layer's
+    `SeedGenerator` has no seed of its own (keras-hub's transformer blocks), so a resumed run needs it."""
+    if keras.backend.backend() != "torch":
+        return None
+    import base64
+
+    import torch
+
+    return base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode("ascii")
+
+
+def _set_torch_random_state(state):
+    if state is None or keras.backend.backend() != "torch":
+        return
+    import base64
+
+    import torch
+
+    torch.set_rng_state(torch.from_numpy(np.frombuffer(base64.b64decode(state), dtype=np.uint8).copy()))
+
+
 class RunCheckpoint(keras.callbacks.Callback):
     """Save the whole training state at every epoch end, atomically; restore it when `fit` starts.
 
@@ -250,6 +274,7 @@ class RunCheckpoint(keras.callbacks.Callback):
         random.setstate((version, tuple(internal), gauss))
         name, keys, position, has_gauss, cached = entry["numpy_random"]
         np.random.set_state((name, np.asarray(keys, dtype="uint32"), position, has_gauss, cached))
+        _set_torch_random_state(entry.get("torch_random"))
         self.history = {name: list(values) for name, values in entry["history"].items()}
         self.restored_epoch = int(entry["epoch"])
         model._initial_epoch = self.restored_epoch
@@ -282,6 +307,7 @@ class RunCheckpoint(keras.callbacks.Callback):
             "seed_generators": [_number(v.value) for v in seed_generator_states(self.model)],
             "python_random": _python_random_state(),
             "numpy_random": _numpy_random_state(),
+            "torch_random": _torch_random_state(),
             "history": self.history,
         }
         previous = self.read_state() if (self.directory / STATE_FILE).is_file() else None

@@ -145,3 +145,36 @@ def check_class_ids(y_train, y_test=None, dataset=None):
             f"training example{name}; class ids must be 0..K-1 (renumber the labels)"
         )
     return highest + 1
+
+
+def check_token_ids(ids, vocabulary_size, name="token_ids"):
+    """Return `ids` when every id is in [0, vocabulary_size), else a `DatasetError` naming the first that is not.
+
+    On JAX an embedding lookup clamps an out-of-range id silently and a cross-entropy
+    target equal to the vocabulary size gives loss 0; the traced step cannot check, so
+    data paths and models call this on the host.
+
+    Example:
+        >>> check_token_ids([[1, 2], [3, 0]], 4)
+        [[1, 2], [3, 0]]
+        >>> try:
+        ...     check_token_ids([[1, 2], [4, 0]], 4)
+        ... except DatasetError as err:
+        ...     print(err)
+        token_ids has id 4 at (1, 0); ids must be in [0, 4), the vocabulary's size
+    """
+    import numpy as np
+
+    array = np.asarray(ids)
+    if array.size == 0:
+        return ids
+    if not np.issubdtype(array.dtype, np.integer):
+        raise DatasetError(f"{name} has dtype {array.dtype}; token ids must be integers")
+    bad = (array < 0) | (array >= vocabulary_size)
+    if bad.any():
+        where = np.unravel_index(np.argmax(bad), array.shape)
+        raise DatasetError(
+            f"{name} has id {int(array[where])} at {tuple(int(i) for i in where)}; ids must be in "
+            f"[0, {vocabulary_size}), the vocabulary's size"
+        )
+    return ids
