@@ -4,6 +4,11 @@ An example opts in by reading `PAPERZOO_EXAMPLE_SMOKE` (set to 1 here): it then 
 few steps (a tiny preset, one short epoch). Each runs as its reader would, `python examples/NAME.py`,
 in a child process whose working folder is a temporary one (examples write their pictures there).
 Examples without the switch (gan_digits.py: 200 epochs) are listed and skipped with the reason.
+
+Each example runs on one backend leg, in turn over the sorted examples (tensorflow, jax, torch,
+tensorflow, ...), so that the three legs share the cost (a smoke run compiles a whole trainer:
+minutes on JAX) and every backend runs some example; `PAPERZOO_TEST_ALL_EXAMPLES=1` runs every
+example on every leg.
 """
 
 import os
@@ -19,10 +24,17 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 SWITCH = "PAPERZOO_EXAMPLE_SMOKE"
 
 
+LEGS = ("tensorflow", "jax", "torch")
+SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_text(encoding="utf-8")]
+
+
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
 def test_example_runs_at_smoke_size(path, tmp_path):
-    if SWITCH not in path.read_text(encoding="utf-8"):
+    if path not in SMOKE_EXAMPLES:
         pytest.skip(f"{path.name} has no {SWITCH} switch: it runs only at full size")
+    leg = LEGS[SMOKE_EXAMPLES.index(path) % len(LEGS)]
+    if keras.backend.backend() != leg and os.environ.get("PAPERZOO_TEST_ALL_EXAMPLES") != "1":
+        pytest.skip(f"{path.name} runs on the {leg} leg (PAPERZOO_TEST_ALL_EXAMPLES=1: every leg)")
     env = {**os.environ, SWITCH: "1", "KERAS_BACKEND": keras.backend.backend(), "TF_CPP_MIN_LOG_LEVEL": "3",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
