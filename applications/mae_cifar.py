@@ -232,7 +232,7 @@ def run_scratch(data, budget, probe_epochs, seed, verbose=2):
     import keras
 
     keras.utils.set_random_seed(seed)
-    config = dict(MAE_PRESETS[PRESET]["encoder"], image_shape=tuple(data[0].shape[1:]),
+    config = dict(MAE_PRESETS[PRESET]["backbone"]["overrides"], image_shape=tuple(data[0].shape[1:]),
                   patch_size=budget["patch_size"], num_layers=budget["layers"])
     backbone = ViTBackbone(**config)
     result = train_classifier(backbone, data, budget["finetune_epochs"], budget["batch_size"], seed, verbose=verbose)

@@ -13,7 +13,7 @@ The paper's recipe, unchanged except for the length of the run: the presets
 `plain20_cifar`, `plain56_cifar`, `resnet20_cifar`, `resnet56_cifar` (3x3 conv 16, three
 stages of n basic blocks with 16/32/64 filters, option-A shortcuts, the plain nets the
 same layers without shortcuts; a 10-way linear head initialised N(0, 0.01), see
-`RESNET_HEAD_INITIALIZER` in keras_paperzoo/models/image_classifier.py), batch 128,
+`RESNET_HEAD_INITIALIZER` in keras_paperzoo/models/resnet/resnet_presets.py), batch 128,
 `ImageClassifier.compile(steps_per_epoch, epochs)` = SGD lr 0.1, momentum 0.9, weight
 decay 1e-4, lr / 10 at 50 % and 75 % of the run (the paper's 32k and 48k of 64k
 iterations), 4-pixel padding + random 32x32 crop + horizontal flip (`CifarAugmentation`),

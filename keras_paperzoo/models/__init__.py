@@ -1,6 +1,7 @@
 """Models: one folder per paper (backbones, trainers, presets)."""
 
 from keras_paperzoo.models.alexnet import AlexNetBackbone
+from keras_paperzoo.models.byol import BYOL
 from keras_paperzoo.models.bert import BertBackbone, BertClassifier, BertPretrainer, BertSpanExtractor
 from keras_paperzoo.models.gan import GAN
 from keras_paperzoo.models.gpt import GPTBackbone, GPTCausalLM, GPTClassifier
@@ -8,6 +9,7 @@ from keras_paperzoo.models.image_classifier import ImageClassifier
 from keras_paperzoo.models.mae import MAE
 from keras_paperzoo.models.moco import MoCo
 from keras_paperzoo.models.resnet import ResNetBackbone
+from keras_paperzoo.models.simclr import SimCLR
 from keras_paperzoo.models.transformer import TransformerBackbone, TransformerTranslator
 from keras_paperzoo.models.vgg import VGGBackbone
 from keras_paperzoo.models.vit import ViTBackbone

@@ -1,89 +1,52 @@
 """`ImageClassifier`: any backbone plus the paper's classification head and recipe."""
 
+import copy
+
 import keras
 
+from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
-from keras_paperzoo.training.compile_state import restore_compile
-from keras_paperzoo.models.backbone import deserialize_nested
-
-# ResNet's classifier (He et al. 2016: global average pooling, then a fully connected
-# layer with softmax; Sec. 3.4 and 4.2). The paper initialises "as in [13]" (He et al.
-# 2015), whose std sqrt(2 / fan) is derived for ReLU convolutions (ResNetBackbone does
-# that); for the final linear layer it leaves the choice open. We take N(0, 0.01), the
-# classifier initialisation of the Caffe-era papers the ResNet recipe descends from
-# (AlexNet Sec. 5, VGG Sec. 3.1), because it starts the softmax near uniform (loss
-# ~ log K). The alternatives do not: a v1 residual stream grows with depth (the
-# pooled CIFAR ResNet-56 features have rms ~2.7 and are mostly a common positive
-# offset), so Keras's glorot_uniform (std 0.16 for 64 -> 10) starts ResNet-20 / 56 at a
-# loss of ~4.2 / 4.8 and torch's Linear default U(+-1/sqrt(64)) at ~2.6 / 3.3 (5 seeds,
-# one batch of normalised CIFAR-10; applications/results/resnet_cifar_results.md).
-RESNET_HEAD_INITIALIZER = {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.01}}
-
-# ViT's classifier: "a zero-initialized D x K feedforward layer" (Dosovitskiy et al. 2021,
-# Sec. 3.1 and App. B.1.1, for fine-tuning; the official code's `head` is zero-initialised
-# for training from scratch too). The softmax starts exactly uniform (loss log K).
-VIT_HEAD_INITIALIZER = "zeros"
-
-# Each paper's optimisation recipe, by backbone class (the `compile()` defaults).
-# Step drops are placed at fractions of the run so that shorter runs keep the
-# paper's shape; where the paper divided "when the validation error stopped
-# improving" (AlexNet, VGG, ResNet on ImageNet) the drops sit where they fell in
-# the paper's runs (about every third of training; torchvision's 30/60 of 90).
-PAPER_RECIPES = {
-    "AlexNetBackbone": {  # Krizhevsky et al. 2012, Sec. 5
-        "optimizer": "sgd", "learning_rate": 0.01, "momentum": 0.9, "l2": 5e-4,
-        "drops": (1 / 3, 2 / 3, 8 / 9), "epochs": 90, "batch_size": 128,
-    },
-    "VGGBackbone": {  # Simonyan & Zisserman 2015, Sec. 3.1
-        "optimizer": "sgd", "learning_rate": 0.01, "momentum": 0.9, "l2": 5e-4,
-        "drops": (1 / 3, 2 / 3, 8 / 9), "epochs": 74, "batch_size": 256,
-    },
-    "ResNetBackbone": {  # He et al. 2016, Sec. 3.4 (ImageNet)
-        "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9, "l2": 1e-4,
-        "drops": (1 / 3, 2 / 3), "epochs": 90, "batch_size": 256,
-        "head_initializer": RESNET_HEAD_INITIALIZER,
-    },
-    "ResNetBackbone/cifar": {  # He et al. 2016, Sec. 4.2: /10 at 32k and 48k, stop at 64k
-        "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9, "l2": 1e-4,
-        "drops": (0.5, 0.75), "total_steps": 64000, "batch_size": 128,
-        "head_initializer": RESNET_HEAD_INITIALIZER,
-    },
-    "ViTBackbone": {  # Dosovitskiy et al. 2021, Sec. 4.1 and Table 3 (ImageNet from scratch)
-        "optimizer": "adamw", "learning_rate": 3e-3, "beta_2": 0.999, "weight_decay": 0.3,
-        "warmup_steps": 10000, "total_steps": 300 * 1251, "clipnorm": 1.0, "batch_size": 4096,
-        "head_initializer": VIT_HEAD_INITIALIZER,
-    },
-    "ViTBackbone/fine_tune": {  # Sec. 4.1 / App. B.1.1: SGD 0.9, cosine, clip at global norm 1
-        "optimizer": "sgd_cosine", "learning_rate": 0.01, "momentum": 0.9,
-        "warmup_steps": 500, "total_steps": 10000, "clipnorm": 1.0, "batch_size": 512,
-    },
-}
-
-
-def _recipe_name(backbone, fine_tune=False):
-    name = type(backbone).__name__
-    if name == "ResNetBackbone" and getattr(backbone, "stem", None) == "cifar":
-        name = "ResNetBackbone/cifar"
-    if name == "ViTBackbone" and fine_tune:
-        name = "ViTBackbone/fine_tune"
-    return name
 
 
 def paper_recipe(backbone, fine_tune=False):
-    """The recipe entry of PAPER_RECIPES for this backbone (see its comments)."""
-    return dict(PAPER_RECIPES.get(_recipe_name(backbone, fine_tune), PAPER_RECIPES["ResNetBackbone"]))
+    """The backbone's paper recipe: what its `classification_recipe(fine_tune)` returns.
+
+    Each backbone declares its own, beside it (`AlexNetBackbone`, `VGGBackbone`,
+    `ResNetBackbone`: CIFAR-10's with the CIFAR stem, `ViTBackbone`: the fine-tuning one
+    with `fine_tune`); a backbone without one (a `keras.Sequential`, a keras-hub
+    backbone) gets a ValueError that says to pass `compile(optimizer=...)`.
+    """
+    method = getattr(backbone, "classification_recipe", None)
+    recipe = None if method is None else method(fine_tune=fine_tune)
+    if recipe is None:
+        raise ValueError(
+            f"ImageClassifier has no paper recipe for a {type(backbone).__name__} backbone (a backbone "
+            "declares one with a `classification_recipe(fine_tune)` method, as AlexNetBackbone, VGGBackbone, "
+            "ResNetBackbone and ViTBackbone do); pass compile(optimizer=...)."
+        )
+    return copy.deepcopy(recipe)
 
 
 def head_initializer(backbone):
-    """The paper's classifier-kernel initialiser for `backbone`; Keras's default
-    (glorot_uniform) for backbones without a recipe entry that names one."""
-    recipe = PAPER_RECIPES.get(_recipe_name(backbone), {})
-    return keras.initializers.get(recipe.get("head_initializer", "glorot_uniform"))
+    """The classifier kernel's initialiser: the one the backbone's recipe names (ResNet: N(0, 0.01),
+    ViT: zeros), else Keras's default, glorot_uniform (AlexNet, VGG, backbones without a recipe)."""
+    method = getattr(backbone, "classification_recipe", None)
+    recipe = (method() if method is not None else None) or {}
+    return keras.initializers.get(copy.deepcopy(recipe.get("head_initializer", "glorot_uniform")))
 
 
 def paper_optimizer(backbone, steps_per_epoch=None, epochs=None, fine_tune=False, warmup_steps=0):
-    """The paper's optimizer and schedule for `backbone`, fitted to the run's length.
+    """The paper's optimizer and schedule for `backbone` (its `paper_recipe`), fitted to the run's length.
+
+    A recipe is a dict: "optimizer" ("sgd": momentum SGD with coupled L2 and step drops of
+    /10 at the fractions "drops" of the run; "sgd_cosine": momentum SGD, warmup then cosine,
+    clipped at global norm "clipnorm"; "adamw": AdamW with "beta_2" and "weight_decay",
+    warmup then cosine, clipped), "learning_rate", the run's length ("epochs" of ImageNet at
+    "batch_size", or "total_steps"), "warmup_steps" for the cosine ones and optionally
+    "head_initializer". Step drops sit at fractions of the run so that shorter runs keep
+    the paper's shape; where the paper divided "when the validation error stopped
+    improving" (AlexNet, VGG, ResNet on ImageNet) they sit where they fell in its runs.
 
     Args:
         steps_per_epoch, epochs: the run's length; when omitted, the paper's.
@@ -132,18 +95,23 @@ def paper_optimizer(backbone, steps_per_epoch=None, epochs=None, fine_tune=False
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class ImageClassifier(keras.Model):
+class ImageClassifier(Trainer, keras.Model):
     """A backbone, global average pooling when it returns a feature map, and a linear head.
 
-    `compile()` with no arguments gives the backbone's paper recipe (`PAPER_RECIPES`):
+    `compile()` with no arguments gives the backbone's paper recipe, which each backbone
+    declares beside itself (`classification_recipe(fine_tune)`, see `paper_recipe`):
     AlexNet / VGG / ResNet SGD with momentum 0.9, coupled weight decay and step
-    drops; ViT AdamW with warmup and cosine decay and gradient clipping at global
-    norm 1 (the paper decays linearly or by cosine; we use cosine).
+    drops (ResNet with the CIFAR stem: the CIFAR-10 schedule); ViT AdamW with warmup and
+    cosine decay and gradient clipping at global norm 1 (the paper decays linearly or by
+    cosine; we use cosine), or with `compile(fine_tune=True)` its fine-tuning SGD.
+    A backbone without a recipe (a `keras.Sequential`, a keras-hub backbone) needs
+    `compile(optimizer=...)`: `compile()` without one raises a ValueError naming it.
     Label smoothing: none of these papers used it, so the default is 0.
     `compile(warmup_steps=...)` adds He et al.'s lr / 10 warm-up to the SGD step recipes
     (`paper_optimizer`). The classifier kernel starts from the paper's initialiser
-    where the recipe names one (ResNet: N(0, 0.01), see `RESNET_HEAD_INITIALIZER`),
-    else Keras's glorot_uniform.
+    where the recipe names one (ResNet: N(0, 0.01), see `RESNET_HEAD_INITIALIZER` in
+    `resnet_presets.py`; ViT: zeros), else Keras's default, glorot_uniform (AlexNet, VGG
+    and backbones without a recipe).
 
     Args:
         backbone: a Keras model mapping images to (B, D) features or (B, h, w, C) maps.
@@ -190,35 +158,19 @@ class ImageClassifier(keras.Model):
         self.dropout = dropout
         self.activation = activation
 
-    def compile(self, optimizer=None, loss=None, metrics=None, steps_per_epoch=None, epochs=None,
-                fine_tune=False, label_smoothing=0.0, warmup_steps=0, **kwargs):
-        if optimizer is None:
-            optimizer = paper_optimizer(self.backbone, steps_per_epoch, epochs, fine_tune, warmup_steps)
-        if loss is None:
-            from_logits = self.activation is None
-            if label_smoothing:
-                loss = keras.losses.CategoricalCrossentropy(from_logits=from_logits, label_smoothing=label_smoothing)
-            else:
-                loss = keras.losses.SparseCategoricalCrossentropy(from_logits=from_logits)
-        if metrics is None:
-            sparse = not label_smoothing
-            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy") if sparse
-                       else keras.metrics.CategoricalAccuracy(name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+    # --- compile with the paper's recipe ------------------------------------------------
+    def paper_optimizer(self, steps_per_epoch=None, epochs=None, fine_tune=False, warmup_steps=0):
+        """The backbone's paper optimizer and schedule (module `paper_optimizer`)."""
+        return paper_optimizer(self.backbone, steps_per_epoch, epochs, fine_tune, warmup_steps)
 
-    def compile_from_config(self, config):
-        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
+    def paper_loss(self, label_smoothing=0.0):
+        """Cross-entropy on the logits (or probabilities with `activation="softmax"`); one-hot with smoothing."""
+        from_logits = self.activation is None
+        if label_smoothing:
+            return keras.losses.CategoricalCrossentropy(from_logits=from_logits, label_smoothing=label_smoothing)
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=from_logits)
 
-    def get_config(self):
-        return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "num_classes": self.num_classes,
-            "dropout": self.dropout,
-            "activation": self.activation,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone"))
+    def paper_metrics(self, label_smoothing=0.0):
+        if label_smoothing:
+            return [keras.metrics.CategoricalAccuracy(name="accuracy")]
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]

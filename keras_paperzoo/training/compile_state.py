@@ -8,6 +8,8 @@ saved arguments and builds the optimizer so its saved variables can be loaded.
 
 import keras
 
+from keras_paperzoo.training.step import MultiOptimizerTrainer
+
 
 def restore_compile(model, config):
     """`keras.Model.compile(model, **saved)`, then build the optimizer on the model's variables.
@@ -18,7 +20,14 @@ def restore_compile(model, config):
     def compile_from_config(self, config):
         restore_compile(self, config)
     ```
+
+    A `MultiOptimizerTrainer` (one optimizer per group, held in an `OptimizerGroup`)
+    is restored by its own `compile_from_config`, which routes the saved optimizers
+    back to their groups.
     """
+    if isinstance(model, MultiOptimizerTrainer):
+        MultiOptimizerTrainer.compile_from_config(model, config)
+        return
     config = keras.saving.deserialize_keras_object(config)
     keras.Model.compile(model, **config)
     if model.built:

@@ -236,7 +236,8 @@ class MultiOptimizerTrainer(keras.Model):
     Subclasses implement `optimizer_groups()` (name -> trainable variables) and
     `multi_optimizer_step(data)` (returns a dict of logs), calling
     `self.apply_update(name, loss_fn)` for each update. `compile(optimizers={...})`
-    takes one optimizer per group; they are held in one `OptimizerGroup`, so their
+    (or `optimizer={...}`, as `Trainer.compile` passes the paper's) takes one
+    optimizer per group; they are held in one `OptimizerGroup`, so their
     state is saved with the model, restored by `BackupAndRestore` and threaded
     through JAX's stateless `fit`.
     """
@@ -252,7 +253,12 @@ class MultiOptimizerTrainer(keras.Model):
         return {}
 
     # --- compile / save -----------------------------------------------------
-    def compile(self, optimizers=None, **kwargs):
+    def compile(self, optimizers=None, optimizer=None, **kwargs):
+        """One optimizer per group: `optimizers={name: optimizer}` (or `optimizer=` the same dict)."""
+        if optimizer is not None:
+            if optimizers is not None:
+                raise ValueError("compile() takes `optimizers` or `optimizer` (the same dict), not both.")
+            optimizers = optimizer
         if not isinstance(optimizers, dict) or not optimizers:
             raise ValueError(
                 "compile() needs `optimizers`, a dict of group name -> optimizer "
@@ -272,10 +278,6 @@ class MultiOptimizerTrainer(keras.Model):
         group.assign_variables(groups)
         if self.built:
             group.build(self.trainable_variables)
-
-    def get_compile_config(self):
-        config = super().get_compile_config()
-        return config
 
     def compile_from_config(self, config):
         config = keras.saving.deserialize_keras_object(config)

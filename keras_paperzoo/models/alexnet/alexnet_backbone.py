@@ -7,7 +7,7 @@ https://papers.nips.cc/paper/4824-imagenet-classification-with-deep-convolutiona
 import keras
 
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
-from keras_paperzoo.models.alexnet.alexnet_presets import ALEXNET_PRESETS
+from keras_paperzoo.models.alexnet.alexnet_presets import ALEXNET_CLASSIFICATION_RECIPE, ALEXNET_PRESETS
 from keras_paperzoo.models.backbone import Backbone, check_image_shape, check_positive_ints
 
 # Sec. 3.5 and Figure 2: (kernel size, stride, padding) of conv1..conv5.
@@ -207,6 +207,10 @@ class AlexNetBackbone(Backbone):
             }
         )
         return config
+
+    def classification_recipe(self, fine_tune=False):
+        """The paper's training recipe, `ImageClassifier.compile()`'s default (`ALEXNET_CLASSIFICATION_RECIPE`)."""
+        return dict(ALEXNET_CLASSIFICATION_RECIPE)
 
 
 def _feature_map_size(size, pool_size):

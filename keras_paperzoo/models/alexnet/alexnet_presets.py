@@ -15,3 +15,12 @@ ALEXNET_PRESETS = {
         "config": {"two_towers": False},
     },
 }
+
+# The paper's ImageNet training (Krizhevsky et al. 2012, Sec. 5), `ImageClassifier.compile()`'s
+# default for an AlexNet (`AlexNetBackbone.classification_recipe`; keys: `image_classifier.
+# paper_optimizer`). The lr was divided by 10 "when the validation error rate stopped improving",
+# three times in 90 epochs: the drops sit at 1/3, 2/3 and 8/9 of the run.
+ALEXNET_CLASSIFICATION_RECIPE = {
+    "optimizer": "sgd", "learning_rate": 0.01, "momentum": 0.9, "l2": 5e-4,
+    "drops": (1 / 3, 2 / 3, 8 / 9), "epochs": 90, "batch_size": 128,
+}

@@ -4,14 +4,12 @@
 import keras
 
 from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
-from keras_paperzoo.models.bert.bert_optimizer import fine_tuning_optimizer
-from keras_paperzoo.training.compile_state import restore_compile
-from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from keras_paperzoo.models.backbone import deserialize_nested
+from keras_paperzoo.models.bert.bert_optimizer import task_optimizer
+from keras_paperzoo.models.trainer import Trainer
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class BertClassifier(keras.Model):
+class BertClassifier(Trainer, keras.Model):
     """A `BertBackbone` with a classification layer on the pooled [CLS] state: logits = W dropout(C) + b.
 
     "The only new parameters introduced during fine-tuning are classification layer
@@ -41,6 +39,8 @@ class BertClassifier(keras.Model):
     ```
     """
 
+    backbone_class = BertBackbone
+
     def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
         if not isinstance(backbone, BertBackbone):
             raise ValueError(f"BertClassifier needs a BertBackbone; got a {type(backbone).__name__}.")
@@ -64,32 +64,13 @@ class BertClassifier(keras.Model):
         self.num_classes = num_classes
         self.dropout = dropout
 
-    def compile(self, optimizer=None, loss=None, metrics=None, total_steps=None, learning_rate=2e-5,
-                weight_decay=0.01, **kwargs):
-        """The paper's fine-tuning optimizer, loss and accuracy unless given (see the class docstring)."""
-        if optimizer is None:
-            if total_steps is None:
-                optimizer = SelectiveDecayAdamW(learning_rate, weight_decay=weight_decay, epsilon=1e-6)
-            else:
-                optimizer = fine_tuning_optimizer(total_steps, learning_rate, weight_decay=weight_decay)
-        if loss is None:
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if metrics is None:
-            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+    # --- compile with the paper's defaults ---------------------------------------------
+    def paper_optimizer(self, total_steps=None, learning_rate=2e-5, weight_decay=0.01):
+        """`task_optimizer`: warmup and linear decay over `total_steps`, else a constant rate (App. A.3)."""
+        return task_optimizer(total_steps, learning_rate, weight_decay)
 
-    def compile_from_config(self, config):
-        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
+    def paper_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
-    def get_config(self):
-        return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "num_classes": self.num_classes,
-            "dropout": self.dropout,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone"))
+    def paper_metrics(self):
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]

@@ -50,6 +50,14 @@ def fine_tuning_optimizer(total_steps, learning_rate=2e-5, warmup_proportion=0.1
     return bert_optimizer(learning_rate, total_steps, round(total_steps * warmup_proportion), weight_decay)
 
 
+def task_optimizer(total_steps=None, learning_rate=2e-5, weight_decay=0.01):
+    """The fine-tuning heads' `compile()` default: `fine_tuning_optimizer` over `total_steps`
+    (warmup 10 %, linear decay), or without `total_steps` the same Adam at a constant rate."""
+    if total_steps is None:
+        return SelectiveDecayAdamW(learning_rate, weight_decay=weight_decay, epsilon=1e-6)
+    return fine_tuning_optimizer(total_steps, learning_rate, weight_decay=weight_decay)
+
+
 def _positive_steps(total_steps):
     if isinstance(total_steps, bool) or not isinstance(total_steps, numbers.Integral) or total_steps < 1:
         raise ValueError(f"total_steps must be a positive int (the schedule's length in updates); got {total_steps!r}.")

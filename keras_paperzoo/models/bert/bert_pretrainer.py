@@ -7,8 +7,7 @@ from keras import ops
 
 from keras_paperzoo.models.bert.bert_backbone import BertBackbone, _activation, bert_initializer
 from keras_paperzoo.models.bert.bert_optimizer import PAPER_PRETRAINING_STEPS, pretraining_optimizer
-from keras_paperzoo.training.compile_state import restore_compile
-from keras_paperzoo.models.backbone import deserialize_nested
+from keras_paperzoo.models.trainer import Trainer
 
 
 def masked_lm_loss(mask_ids, logits, mask_weights):
@@ -28,7 +27,7 @@ def next_sentence_loss(labels, logits):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class BertPretrainer(keras.Model):
+class BertPretrainer(Trainer, keras.Model):
     """BERT's pre-training objective on a `BertBackbone`: masked LM plus next sentence prediction.
 
     One step, as Sec. 3.1 and App. A.1 describe it (the data side, choosing 15 % of the
@@ -71,6 +70,9 @@ class BertPretrainer(keras.Model):
     backbone.save("bert_tiny_pretrained.keras")  # then BertClassifier(backbone, num_classes=2)
     ```
     """
+
+    backbone_class = BertBackbone
+    fixed_loss = True  # masked LM + next sentence prediction
 
     def __init__(self, backbone, **kwargs):
         if not isinstance(backbone, BertBackbone):
@@ -124,29 +126,9 @@ class BertPretrainer(keras.Model):
         return self.get_metrics_result()
 
     # --- compile with the paper's defaults ---------------------------------------------
-    def compile(self, optimizer=None, loss=None, total_steps=PAPER_PRETRAINING_STEPS, learning_rate=1e-4,
-                weight_decay=0.01, **kwargs):
-        """The paper's optimizer (`pretraining_optimizer`) unless `optimizer` is given; the loss is always MLM + NSP."""
-        if loss is not None:
-            raise ValueError("BertPretrainer.compile takes no loss: the objective is masked LM + next sentence prediction.")
-        if optimizer is None:
-            optimizer = pretraining_optimizer(total_steps, learning_rate, weight_decay)
-        super().compile(optimizer=optimizer, **kwargs)
-
-    def compile_from_config(self, config):
-        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
-
-    # --- config ------------------------------------------------------------------------
-    def get_config(self):
-        return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone"))
+    def paper_optimizer(self, total_steps=PAPER_PRETRAINING_STEPS, learning_rate=1e-4, weight_decay=0.01):
+        """`pretraining_optimizer`: warmup over 1 % of `total_steps`, then linear decay (App. A.2)."""
+        return pretraining_optimizer(total_steps, learning_rate, weight_decay)
 
 
 def _check_targets(y):

@@ -7,10 +7,8 @@ import keras
 from keras import ops
 
 from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
-from keras_paperzoo.models.bert.bert_optimizer import fine_tuning_optimizer
-from keras_paperzoo.training.compile_state import restore_compile
-from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from keras_paperzoo.models.backbone import deserialize_nested
+from keras_paperzoo.models.bert.bert_optimizer import task_optimizer
+from keras_paperzoo.models.trainer import Trainer
 
 
 def span_loss(start_positions, end_positions, start_logits, end_logits):
@@ -61,7 +59,7 @@ class SpanLogits(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class BertSpanExtractor(keras.Model):
+class BertSpanExtractor(Trainer, keras.Model):
     """A `BertBackbone` with start and end vectors S, E in R^H: P(start = i) = softmax_i(S . T_i), the same for the end.
 
     "We only introduce a start vector S and an end vector E during fine-tuning" (Sec.
@@ -90,6 +88,9 @@ class BertSpanExtractor(keras.Model):
     spans = best_spans(out["start_logits"], out["end_logits"], allowed=passage_mask)
     ```
     """
+
+    backbone_class = BertBackbone
+    fixed_loss = True  # the start/end cross-entropy
 
     def __init__(self, backbone, **kwargs):
         if not isinstance(backbone, BertBackbone):
@@ -127,27 +128,7 @@ class BertSpanExtractor(keras.Model):
         self.end_accuracy.update_state(y["end_positions"], y_pred["end_logits"])
         return self.get_metrics_result()
 
-    def compile(self, optimizer=None, loss=None, total_steps=None, learning_rate=5e-5, weight_decay=0.01, **kwargs):
-        """The paper's SQuAD fine-tuning optimizer unless `optimizer` is given; the loss is always the span loss."""
-        if loss is not None:
-            raise ValueError("BertSpanExtractor.compile takes no loss: the objective is the start/end cross-entropy.")
-        if optimizer is None:
-            if total_steps is None:
-                optimizer = SelectiveDecayAdamW(learning_rate, weight_decay=weight_decay, epsilon=1e-6)
-            else:
-                optimizer = fine_tuning_optimizer(total_steps, learning_rate, weight_decay=weight_decay)
-        super().compile(optimizer=optimizer, **kwargs)
-
-    def compile_from_config(self, config):
-        restore_compile(self, config)
-
-    def get_config(self):
-        return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone"))
+    # --- compile with the paper's defaults ---------------------------------------------
+    def paper_optimizer(self, total_steps=None, learning_rate=5e-5, weight_decay=0.01):
+        """`task_optimizer` at SQuAD v1.1's lr 5e-5: warmup and linear decay over `total_steps`, else constant."""
+        return task_optimizer(total_steps, learning_rate, weight_decay)

@@ -3,21 +3,24 @@
 https://arxiv.org/abs/1406.2661
 """
 
+import inspect
 
 import keras
 from keras import ops
 
 from keras_paperzoo.losses.gan import GENERATOR_LOSSES, discriminator_loss
+from keras_paperzoo.models.gan.gan_networks import GAN_NETWORKS
+from keras_paperzoo.models.gan.gan_presets import GAN_PRESETS
+from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import ExponentialDecayWithFloor, LinearRamp
 from keras_paperzoo.training.step import MultiOptimizerTrainer
-from keras_paperzoo.models.backbone import deserialize_nested
 
 NOISE_KINDS = ("gaussian", "uniform")
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class GAN(MultiOptimizerTrainer):
+class GAN(Trainer, MultiOptimizerTrainer):
     """A generator and a discriminator trained by the minimax game of eq. 1.
 
     Each training step is one iteration of the paper's Algorithm 1:
@@ -59,6 +62,10 @@ class GAN(MultiOptimizerTrainer):
     Metrics: `d_loss` (= -V on the minibatch), `g_loss`, `d_real` (mean D(x)),
     `d_fake` (mean D(G(z))).
 
+    Presets (`GAN_PRESETS`): `GAN.from_preset(name, **overrides)` takes the GAN's
+    arguments and those of the preset's network pair (`GAN_NETWORKS`: `image_shape`,
+    `latent_dim`, `generator_units`, ...); `latent_dim` sizes the generator's input too.
+
     Example:
 
     ```python
@@ -71,6 +78,10 @@ class GAN(MultiOptimizerTrainer):
     samples = gan.generate(16)  # (16, 28, 28, 1)
     ```
     """
+
+    presets = GAN_PRESETS
+    fixed_loss = True  # the minimax game's losses and metrics
+    shared_network_arguments = ("latent_dim",)
 
     def __init__(
         self,
@@ -214,15 +225,26 @@ class GAN(MultiOptimizerTrainer):
         return {metric.name: metric.result() for metric in self.metrics}
 
     # --- compile with the paper's defaults -------------------------------------
-    def compile(self, d_optimizer=None, g_optimizer=None, steps_per_epoch=500, **kwargs):
-        """Separate optimizers for D and G; the paper's SGD when omitted.
+    def paper_optimizer(self, steps_per_epoch=500):
+        """The paper's SGD for each network (`paper_optimizer`); D's at half the rate (class docstring).
+
+        Args:
+            steps_per_epoch: updates per epoch, used to place the momentum ramp's
+                end at epoch 250 (500 in the paper: 50,000 images, batch 100).
+        """
+        # D: 0.1 on the authors' half-scaled cost = 0.05 on -V (see the class docstring).
+        return {
+            "discriminator": paper_optimizer(steps_per_epoch, learning_rate=0.05),
+            "generator": paper_optimizer(steps_per_epoch),
+        }
+
+    def compile(self, d_optimizer=None, g_optimizer=None, **kwargs):
+        """Separate optimizers for D and G; the paper's SGD (`GAN.paper_optimizer`) for each one omitted.
 
         Args:
             d_optimizer, g_optimizer: `keras.optimizers.Optimizer`s (or names).
-                Default for each: `paper_optimizer(steps_per_epoch)`.
-            steps_per_epoch: updates per epoch, used to place the momentum ramp's
-                end at epoch 250 (500 in the paper: 50,000 images, batch 100).
-            **kwargs: passed to `keras.Model.compile` (e.g. `jit_compile`).
+            **kwargs: `steps_per_epoch` (the paper's recipe, 500 by default) and
+                `keras.Model.compile`'s arguments (e.g. `jit_compile`).
         """
         if kwargs.get("optimizer") is not None or kwargs.get("loss") is not None:
             raise ValueError(
@@ -231,12 +253,12 @@ class GAN(MultiOptimizerTrainer):
             )
         kwargs.pop("optimizer", None)
         kwargs.pop("loss", None)
-        # D: 0.1 on the authors' half-scaled cost = 0.05 on -V (see the class docstring).
-        d_optimizer = d_optimizer or paper_optimizer(steps_per_epoch, learning_rate=0.05)
-        g_optimizer = g_optimizer or paper_optimizer(steps_per_epoch)
-        super().compile(
-            optimizers={"discriminator": d_optimizer, "generator": g_optimizer}, **kwargs
-        )
+        optimizer = None  # both omitted: Trainer.compile asks paper_optimizer
+        if d_optimizer is not None or g_optimizer is not None:
+            given = {"discriminator": d_optimizer, "generator": g_optimizer}
+            optimizer = self.paper_optimizer(kwargs.get("steps_per_epoch", 500))  # for the one omitted
+            optimizer.update({group: opt for group, opt in given.items() if opt is not None})
+        super().compile(optimizer=optimizer, **kwargs)
 
     @property
     def d_optimizer(self):
@@ -246,33 +268,25 @@ class GAN(MultiOptimizerTrainer):
     def g_optimizer(self):
         return self.optimizer["generator"]
 
-    # --- config -------------------------------------------------------------------
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "generator": keras.saving.serialize_keras_object(self.generator),
-                "discriminator": keras.saving.serialize_keras_object(self.discriminator),
-                "latent_dim": self.latent_dim,
-                "d_steps": self.d_steps,
-                "generator_loss": self.generator_loss,
-                "noise": self.noise,
-                "from_logits": self.from_logits,
-                "seed": self.seed,
-            }
-        )
-        return config
+    # --- presets: two networks ----------------------------------------------------
+    @classmethod
+    def _network_arguments(cls):
+        return ("generator", "discriminator")
 
     @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "generator", "discriminator"))
-
-    @classmethod
-    def from_preset(cls, name, **overrides):
-        """Build a GAN from a named configuration (`GAN_PRESETS`); any argument may be overridden."""
-        from keras_paperzoo.models.gan.gan_presets import build_from_preset
-
-        return build_from_preset(cls, name, **overrides)
+    def build_backbones(cls, backbone_spec, overrides):
+        """{"generator", "discriminator"} from the `GAN_NETWORKS` builder a preset names."""
+        builder = GAN_NETWORKS[backbone_spec["preset"]]
+        arguments = {**backbone_spec.get("overrides", {}), **overrides}
+        known = list(inspect.signature(builder).parameters)
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            own = [name for name in inspect.signature(cls.__init__).parameters if name not in ("self", "kwargs")]
+            raise ValueError(
+                f"Unknown override(s) {unknown} for GAN.from_preset: not an argument of GAN "
+                f"({', '.join(own)}) nor of its {backbone_spec['preset']!r} networks ({', '.join(known)})."
+            )
+        return builder(**arguments)
 
 
 def paper_optimizer(steps_per_epoch=500, learning_rate=0.1):

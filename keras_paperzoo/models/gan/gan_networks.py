@@ -106,6 +106,37 @@ def build_mlp_discriminator(input_dim, hidden_units, activation="relu", name="di
     return keras.Model(x, keras.layers.Dense(1)(h), name=name)
 
 
+def build_maxout_mlp_networks(image_shape=(28, 28, 1), latent_dim=100, generator_units=(1200, 1200),
+                              discriminator_units=(240, 240), pieces=5):
+    """The paper's MNIST pair at any size: `build_generator` and `build_discriminator`.
+
+    Returns {"generator": G, "discriminator": D} (the networks of a GAN preset).
+    """
+    try:
+        image_shape = tuple(int(d) for d in image_shape)
+    except (TypeError, ValueError):
+        image_shape = None
+    if image_shape is None or len(image_shape) != 3 or any(d < 1 for d in image_shape):
+        raise ValueError(f"image_shape must be (height, width, channels) of positive ints; got {image_shape}.")
+    return {
+        "generator": build_generator(latent_dim=latent_dim, hidden_units=generator_units, output_shape=image_shape),
+        "discriminator": build_discriminator(input_shape=image_shape, maxout_units=discriminator_units, pieces=pieces),
+    }
+
+
+def build_toy_networks(latent_dim=1, generator_units=(16, 16), discriminator_units=(32, 32)):
+    """Figure 1's 1-D toy: small ReLU MLPs on scalars. Returns {"generator", "discriminator"}."""
+    return {
+        "generator": build_mlp_generator(latent_dim, generator_units, 1),
+        "discriminator": build_mlp_discriminator(1, discriminator_units),
+    }
+
+
+# The network pairs a GAN preset names in its "backbone" entry ("preset": one of these;
+# "overrides": the builder's arguments).
+GAN_NETWORKS = {"maxout_mlp": build_maxout_mlp_networks, "toy_mlp": build_toy_networks}
+
+
 def set_output_bias_from_data(generator, images, layer_name="y", eps=1e-3):
     """Set a sigmoid output layer's bias to logit(mean pixel), as the authors did.
 

@@ -8,10 +8,9 @@ from keras import ops
 import keras_hub
 
 from keras_paperzoo.models.gpt.gpt_backbone import GPTBackbone
-from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.schedules import LinearRamp, WarmupCosineDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from keras_paperzoo.models.backbone import deserialize_nested
 
 
 def paper_optimizer(total_steps=None, warmup_steps=2000, peak_learning_rate=2.5e-4, weight_decay=0.01):
@@ -53,7 +52,7 @@ def _to_list(ids):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class GPTCausalLM(keras.Model):
+class GPTCausalLM(Trainer, keras.Model):
     """Next-token prediction with a `GPTBackbone`: token ids (B, T) -> logits (B, T, V).
 
     Pre-training objective, GPT-1 eq. (1): L_1(U) = sum_i log P(u_i | u_{i-k}, ..., u_{i-1});
@@ -91,6 +90,7 @@ class GPTCausalLM(keras.Model):
     ```
     """
 
+    backbone_class = GPTBackbone
     make_generate_function = keras_hub.models.CausalLM.make_generate_function
 
     def __init__(self, backbone, tokenizer=None, **kwargs):
@@ -108,14 +108,25 @@ class GPTCausalLM(keras.Model):
         self.generate_function = None
 
     # --- compile with the paper's defaults ---------------------------------------------
-    def compile(self, optimizer=None, loss="auto", weighted_metrics="auto", sampler="top_k",
-                total_steps=None, warmup_steps=2000, peak_learning_rate=2.5e-4, weight_decay=0.01, **kwargs):
-        """GPT-1's optimizer (`paper_optimizer`) unless `optimizer` is given; loss: token cross-entropy."""
-        if optimizer is None or optimizer == "auto":
-            optimizer = paper_optimizer(total_steps, warmup_steps, peak_learning_rate, weight_decay)
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if weighted_metrics == "auto":
+    def paper_optimizer(self, total_steps=None, warmup_steps=2000, peak_learning_rate=2.5e-4, weight_decay=0.01):
+        """GPT-1's optimizer (module `paper_optimizer`); pass `total_steps` to anneal over your run."""
+        return paper_optimizer(total_steps, warmup_steps, peak_learning_rate, weight_decay)
+
+    def paper_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)  # token cross-entropy, nats
+
+    def compile(self, optimizer=None, loss=None, weighted_metrics="auto", sampler="top_k", **kwargs):
+        """`Trainer.compile` (GPT-1's optimizer and token cross-entropy when omitted), plus:
+
+        Args:
+            weighted_metrics: "auto" (default): next-token accuracy, weighted by the
+                `fit` sample weights (padding masks).
+            sampler: the `keras_hub.samplers` name or object `generate` uses by default.
+            optimizer, loss: "auto" is accepted for None (the paper's).
+        """
+        optimizer = None if isinstance(optimizer, str) and optimizer == "auto" else optimizer
+        loss = None if isinstance(loss, str) and loss == "auto" else loss
+        if isinstance(weighted_metrics, str) and weighted_metrics == "auto":
             weighted_metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
         super().compile(optimizer=optimizer, loss=loss, weighted_metrics=weighted_metrics, **kwargs)
         self.sampler = keras_hub.samplers.get(sampler) if isinstance(sampler, (str, dict)) else sampler
@@ -135,27 +146,13 @@ class GPTCausalLM(keras.Model):
             sample_weight = None if sample_weight is None else ops.reshape(sample_weight, (-1,))
         return super().compute_loss(x=x, y=y, y_pred=y_pred, sample_weight=sample_weight, training=training)
 
-    def compile_from_config(self, config):
-        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
-        self.sampler = keras_hub.samplers.get("top_k")
-        self.generate_function = None
-
     def get_config(self):
-        config = {"name": self.name, "trainable": self.trainable,
-                  "backbone": keras.saving.serialize_keras_object(self.backbone)}
-        tokenizer = self.tokenizer
-        serializable = tokenizer is not None and getattr(tokenizer, "serializable_by_config", False)
-        config["tokenizer"] = keras.saving.serialize_keras_object(tokenizer) if serializable else None
+        """`Trainer.get_config`, with the tokenizer only when it is serializable by its config
+        (`CharTokenizer`); a byte-pair tokenizer's vocabulary files are not in the config."""
+        config = super().get_config()
+        if not getattr(self.tokenizer, "serializable_by_config", False):
+            config["tokenizer"] = None
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone", "tokenizer"))
-
-    @classmethod
-    def from_preset(cls, name, tokenizer=None, **overrides):
-        """`GPTCausalLM(GPTBackbone.from_preset(name, **overrides))`, e.g. `GPTCausalLM.from_preset("gpt1")`."""
-        return cls(GPTBackbone.from_preset(name, **overrides), tokenizer=tokenizer)
 
     # --- generation with a key/value cache ------------------------------------------
     def call_with_cache(self, token_ids, cache, cache_update_index):

@@ -4,10 +4,9 @@ import keras
 from keras import ops
 
 from keras_paperzoo.models.gpt.gpt_backbone import INITIALIZER_RANGE, GPTBackbone
-from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.schedules import WarmupLinearDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from keras_paperzoo.models.backbone import deserialize_nested
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -39,7 +38,7 @@ def fine_tuning_optimizer(total_steps, learning_rate=6.25e-5, warmup_fraction=0.
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class GPTClassifier(keras.Model):
+class GPTClassifier(Trainer, keras.Model):
     """GPT-1 fine-tuning on a classification task: L_3(C) = L_2(C) + lambda L_1(C) (eq. 5).
 
     Inputs: {"token_ids": (B, T) int, "padding_mask": (B, T) bool}, each row one
@@ -74,6 +73,9 @@ class GPTClassifier(keras.Model):
     classifier.fit({"token_ids": ids, "padding_mask": mask}, labels, batch_size=32, epochs=3)
     ```
     """
+
+    backbone_class = GPTBackbone
+    fixed_loss = True  # eq. (5)
 
     def __init__(self, backbone, num_classes, lm_weight=0.5, dropout=0.1, **kwargs):
         if not isinstance(backbone, GPTBackbone):
@@ -138,22 +140,7 @@ class GPTClassifier(keras.Model):
         self.accuracy_tracker.update_state(y, y_pred["logits"])
         return super().compute_metrics(x, y, y_pred, sample_weight)
 
-    def compile(self, optimizer=None, loss=None, total_steps=1000, learning_rate=6.25e-5, **kwargs):
-        """GPT-1's fine-tuning optimizer unless `optimizer` is given; the loss is always eq. (5)."""
-        if loss is not None:
-            raise ValueError("GPTClassifier.compile takes no loss: the objective is GPT-1's eq. (5).")
-        if optimizer is None:
-            optimizer = fine_tuning_optimizer(total_steps, learning_rate)
-        super().compile(optimizer=optimizer, **kwargs)
-
-    def compile_from_config(self, config):
-        restore_compile(self, config)
-
-    def get_config(self):
-        return {"name": self.name, "trainable": self.trainable,
-                "backbone": keras.saving.serialize_keras_object(self.backbone),
-                "num_classes": self.num_classes, "lm_weight": self.lm_weight, "dropout": self.dropout}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone"))
+    # --- compile with the paper's defaults ---------------------------------------------
+    def paper_optimizer(self, total_steps=1000, learning_rate=6.25e-5):
+        """GPT-1's fine-tuning optimizer (`fine_tuning_optimizer`) over `total_steps`."""
+        return fine_tuning_optimizer(total_steps, learning_rate)

@@ -3,8 +3,6 @@
 https://arxiv.org/abs/2111.06377
 """
 
-import inspect
-
 import numpy as np
 
 import keras
@@ -15,11 +13,11 @@ from keras_paperzoo.layers.random_masking import RandomMasking, check_mask_ratio
 from keras_paperzoo.layers.sincos_position_embedding import sincos_position_table_2d
 from keras_paperzoo.losses.masked_reconstruction import masked_patch_mse, normalized_patch_targets
 from keras_paperzoo.models.mae.mae_decoder import MAEDecoder
+from keras_paperzoo.models.mae.mae_presets import MAE_PRESETS
+from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.models.vit.vit_backbone import ViTBackbone
 from keras_paperzoo.training.schedules import WarmupCosineDecay
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from keras_paperzoo.training.compile_state import restore_compile
-from keras_paperzoo.models.backbone import deserialize_nested
 
 IMAGENET_TRAIN_IMAGES = 1_281_167
 NORM_PIX_EPSILON = 1e-6
@@ -49,7 +47,7 @@ def paper_optimizer(batch_size=4096, steps_per_epoch=None, epochs=800, warmup_ep
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class MAE(keras.Model):
+class MAE(Trainer, keras.Model):
     """Masked autoencoder pre-training of a ViT encoder (He et al. 2022).
 
     One training step, as Sec. 3 describes it:
@@ -110,6 +108,11 @@ class MAE(keras.Model):
     `compile()` with no arguments gives the paper's optimizer (`paper_optimizer`:
     AdamW 0.9/0.95, weight decay 0.05, lr 1.5e-4 x batch/256, warmup then cosine);
     pass `batch_size`, `steps_per_epoch` and `epochs` to fit the schedule to your run.
+    The loss is always the masked-patch MSE (`compile(loss=...)` is refused).
+
+    Presets (`MAE_PRESETS`): `MAE.from_preset(name, **overrides)` takes MAE arguments
+    and encoder (`ViTBackbone`) arguments, e.g.
+    `MAE.from_preset("mae_tiny", image_shape=(28, 28, 1), mask_ratio=0.8)`.
 
     Example:
 
@@ -123,6 +126,11 @@ class MAE(keras.Model):
     features = mae.encoder(np.random.rand(4, 32, 32, 1))      # (4, 128), whole images
     ```
     """
+
+    backbone_class = ViTBackbone
+    backbone_argument = "encoder"
+    presets = MAE_PRESETS
+    fixed_loss = True  # the masked-patch MSE
 
     def __init__(self, encoder, mask_ratio=0.75, decoder_depth=8, decoder_dim=512, decoder_heads=16,
                  decoder_mlp_dim=None, norm_pix_loss=True, fixed_position_embeddings=True, seed=None, **kwargs):
@@ -215,18 +223,10 @@ class MAE(keras.Model):
         return loss
 
     # --- compile with the paper's defaults -----------------------------------------
-    def compile(self, optimizer=None, loss=None, batch_size=4096, steps_per_epoch=None, epochs=800,
-                warmup_epochs=40, base_learning_rate=1.5e-4, weight_decay=0.05, **kwargs):
-        """The paper's optimizer (`paper_optimizer`) unless `optimizer` is given; the loss is always MAE's."""
-        if loss is not None:
-            raise ValueError("MAE.compile takes no loss: the objective is the paper's masked-patch MSE.")
-        if optimizer is None:
-            optimizer = paper_optimizer(batch_size, steps_per_epoch, epochs, warmup_epochs,
-                                        base_learning_rate, weight_decay)
-        super().compile(optimizer=optimizer, **kwargs)
-
-    def compile_from_config(self, config):
-        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
+    def paper_optimizer(self, batch_size=4096, steps_per_epoch=None, epochs=800, warmup_epochs=40,
+                        base_learning_rate=1.5e-4, weight_decay=0.05):
+        """`compile()`'s default: the module's `paper_optimizer` (App. A.1, Table 8)."""
+        return paper_optimizer(batch_size, steps_per_epoch, epochs, warmup_epochs, base_learning_rate, weight_decay)
 
     # --- pictures ---------------------------------------------------------------------
     def reconstruct(self, images, noise=None, fill_value=0.5):
@@ -264,53 +264,6 @@ class MAE(keras.Model):
             "pasted": picture(patches * (1 - mask) + pred * mask),
             "mask": mask[..., 0],
         }
-
-    # --- config -------------------------------------------------------------------------
-    def get_config(self):
-        return {
-            "encoder": keras.saving.serialize_keras_object(self.encoder),
-            "mask_ratio": self.mask_ratio,
-            "decoder_depth": self.decoder_depth,
-            "decoder_dim": self.decoder_dim,
-            "decoder_heads": self.decoder_heads,
-            "decoder_mlp_dim": self.decoder_mlp_dim,
-            "norm_pix_loss": self.norm_pix_loss,
-            "fixed_position_embeddings": self.fixed_position_embeddings,
-            "seed": self.seed,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "encoder"))
-
-    @classmethod
-    def from_preset(cls, name, **overrides):
-        """Build a named configuration (`MAE_PRESETS`); MAE arguments and encoder (`ViTBackbone`) arguments may be overridden.
-
-        Example: `MAE.from_preset("mae_tiny", image_shape=(28, 28, 1), mask_ratio=0.8)`.
-        """
-        from keras_paperzoo.models.mae.mae_presets import MAE_PRESETS
-
-        if name not in MAE_PRESETS:
-            raise ValueError(f"Unknown MAE preset {name!r}; available: {', '.join(sorted(MAE_PRESETS))}.")
-        preset = MAE_PRESETS[name]
-        own = set(inspect.signature(cls.__init__).parameters) - {"self", "encoder", "kwargs"}
-        encoder_args = set(inspect.signature(ViTBackbone.__init__).parameters) - {"self", "kwargs"}
-        unknown = sorted(set(overrides) - own - encoder_args)
-        if unknown:
-            raise ValueError(
-                f"Unknown override(s) {unknown} for MAE preset {name!r}; accepted: MAE arguments "
-                f"{sorted(own)} and ViTBackbone arguments {sorted(encoder_args)}."
-            )
-        mae_args = dict(preset["mae"], **{k: v for k, v in overrides.items() if k in own})
-        encoder_config = dict(preset["encoder"], **{k: v for k, v in overrides.items() if k in encoder_args})
-        if "encoder_preset" in preset:
-            encoder = ViTBackbone.from_preset(preset["encoder_preset"], **encoder_config)
-        else:
-            encoder = ViTBackbone(**encoder_config)
-        return cls(encoder, **mae_args)
 
 
 def _check_encoder(encoder):

@@ -13,7 +13,7 @@ from keras_paperzoo.models.resnet.resnet_layers import (
     apply_basic_block,
     apply_bottleneck_block,
 )
-from keras_paperzoo.models.resnet.resnet_presets import RESNET_PRESETS
+from keras_paperzoo.models.resnet.resnet_presets import RESNET_CIFAR_RECIPE, RESNET_IMAGENET_RECIPE, RESNET_PRESETS
 
 BLOCK_TYPES = ("basic", "bottleneck")
 SHORTCUTS = ("A", "B", "C")
@@ -191,6 +191,11 @@ class ResNetBackbone(Backbone):
             "bn_momentum": self.bn_momentum,
             "bn_epsilon": self.bn_epsilon,
         }
+
+    def classification_recipe(self, fine_tune=False):
+        """The paper's training recipe, `ImageClassifier.compile()`'s default: CIFAR-10's
+        (`RESNET_CIFAR_RECIPE`) for the CIFAR stem, else ImageNet's (`RESNET_IMAGENET_RECIPE`)."""
+        return dict(RESNET_CIFAR_RECIPE if self.stem == "cifar" else RESNET_IMAGENET_RECIPE)
 
 
 def _allow_graph_depth(num_blocks):

@@ -74,3 +74,32 @@ RESNET_PRESETS = {
     **{f"resnet{d}_cifar": _cifar(d, True) for d in (20, 32, 44, 56, 110, 1202)},
     **{f"plain{d}_cifar": _cifar(d, False) for d in (20, 32, 44, 56, 110)},
 }
+
+# ResNet's classifier (He et al. 2016: global average pooling, then a fully connected
+# layer with softmax; Sec. 3.4 and 4.2). The paper initialises "as in [13]" (He et al.
+# 2015), whose std sqrt(2 / fan) is derived for ReLU convolutions (ResNetBackbone does
+# that); for the final linear layer it leaves the choice open. We take N(0, 0.01), the
+# classifier initialisation of the Caffe-era papers the ResNet recipe descends from
+# (AlexNet Sec. 5, VGG Sec. 3.1), because it starts the softmax near uniform (loss
+# ~ log K). The alternatives do not: a v1 residual stream grows with depth (the
+# pooled CIFAR ResNet-56 features have rms ~2.7 and are mostly a common positive
+# offset), so Keras's glorot_uniform (std 0.16 for 64 -> 10) starts ResNet-20 / 56 at a
+# loss of ~4.2 / 4.8 and torch's Linear default U(+-1/sqrt(64)) at ~2.6 / 3.3 (5 seeds,
+# one batch of normalised CIFAR-10; applications/results/resnet_cifar_results.md).
+RESNET_HEAD_INITIALIZER = {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 0.01}}
+
+# The paper's training recipes, `ImageClassifier.compile()`'s default for a ResNet
+# (`ResNetBackbone.classification_recipe`; keys: `image_classifier.paper_optimizer`).
+# ImageNet (Sec. 3.4): lr 0.1 "divided by 10 when the error plateaus", twice in about 90
+# epochs (torchvision's 30/60 of 90): drops at 1/3 and 2/3 of the run.
+RESNET_IMAGENET_RECIPE = {
+    "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9, "l2": 1e-4,
+    "drops": (1 / 3, 2 / 3), "epochs": 90, "batch_size": 256,
+    "head_initializer": RESNET_HEAD_INITIALIZER,
+}
+# CIFAR-10 (Sec. 4.2): /10 at 32k and 48k updates, stop at 64k.
+RESNET_CIFAR_RECIPE = {
+    "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9, "l2": 1e-4,
+    "drops": (0.5, 0.75), "total_steps": 64000, "batch_size": 128,
+    "head_initializer": RESNET_HEAD_INITIALIZER,
+}

@@ -9,9 +9,8 @@ from keras_paperzoo.models.transformer.transformer_backbone import TransformerBa
 from keras_paperzoo.models.transformer.transformer_decoding import beam_search, greedy_search
 from keras_paperzoo.models.transformer.transformer_tokenizer import ids_to_texts, texts_to_ids
 from keras_paperzoo.losses.label_smoothing import label_smoothed_cross_entropy
-from keras_paperzoo.training.compile_state import restore_compile
+from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.schedules import NoamSchedule
-from keras_paperzoo.models.backbone import deserialize_nested
 
 
 def paper_optimizer(d_model, warmup_steps=4000, learning_rate_scale=1.0):
@@ -21,7 +20,7 @@ def paper_optimizer(d_model, warmup_steps=4000, learning_rate_scale=1.0):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class TransformerTranslator(keras.Model):
+class TransformerTranslator(Trainer, keras.Model):
     """Sequence-to-sequence translation with the Transformer (Vaswani et al. 2017).
 
     `call({"encoder_token_ids", "decoder_token_ids"})` gives (B, T, V) logits: the
@@ -33,7 +32,9 @@ class TransformerTranslator(keras.Model):
 
     `compile()` with no arguments gives the paper's training setup: label-smoothed
     cross-entropy (eps_ls = 0.1, Sec. 5.4) and Adam(0.9, 0.98, 1e-9) on
-    lrate = d_model^-0.5 min(step^-0.5, step warmup^-1.5) with warmup 4000 (Sec. 5.3).
+    lrate = d_model^-0.5 min(step^-0.5, step warmup^-1.5) with warmup 4000 (Sec. 5.3);
+    the loss is always that one (`compile(loss=...)` is refused). `from_preset(name,
+    tokenizer=..., **overrides)` builds the `TransformerBackbone` preset `name`.
 
     `generate(ids)` decodes with cached keys and values, greedy (`beam_size=1`) or beam
     search (beam 4, length penalty 0.6, up to input length + 50 tokens, Sec. 6.1);
@@ -58,6 +59,9 @@ class TransformerTranslator(keras.Model):
     ```
     """
 
+    backbone_class = TransformerBackbone
+    fixed_loss = True  # label-smoothed cross-entropy
+
     def __init__(self, backbone, tokenizer=None, label_smoothing=0.1, start_token_id=2, end_token_id=3, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(backbone, TransformerBackbone):
@@ -79,11 +83,6 @@ class TransformerTranslator(keras.Model):
     def build(self, input_shape=None):
         self.built = True
 
-    @classmethod
-    def from_preset(cls, name, tokenizer=None, **overrides):
-        """`TransformerTranslator(TransformerBackbone.from_preset(name, **overrides))`."""
-        return cls(TransformerBackbone.from_preset(name, **overrides), tokenizer=tokenizer)
-
     def call(self, inputs, training=None):
         states = self.backbone(inputs, training=training)["decoder_sequence_output"]  # (B, T, d)
         return self.backbone.logits(states)  # (B, T, V)
@@ -95,19 +94,9 @@ class TransformerTranslator(keras.Model):
         return loss + ops.cast(ops.sum(self.losses), "float32") if self.losses else loss
 
     # --- compile with the paper's defaults -----------------------------------------
-    def compile(self, optimizer=None, loss=None, warmup_steps=4000, learning_rate_scale=1.0, **kwargs):
-        """The paper's optimizer unless one is given; the loss is always the label-smoothed one."""
-        if loss is not None:
-            raise ValueError(
-                "TransformerTranslator.compile takes no loss: the objective is label-smoothed "
-                "cross-entropy (set label_smoothing on the model)."
-            )
-        if optimizer is None:
-            optimizer = paper_optimizer(self.backbone.hidden_dim, warmup_steps, learning_rate_scale)
-        super().compile(optimizer=optimizer, **kwargs)
-
-    def compile_from_config(self, config):
-        restore_compile(self, config)  # what was saved, not compile()'s paper defaults
+    def paper_optimizer(self, warmup_steps=4000, learning_rate_scale=1.0):
+        """Adam(0.9, 0.98, 1e-9) on eq. (3)'s schedule for the backbone's d_model (module `paper_optimizer`)."""
+        return paper_optimizer(self.backbone.hidden_dim, warmup_steps, learning_rate_scale)
 
     # --- decoding ------------------------------------------------------------------
     def generate(self, encoder_token_ids, beam_size=4, length_penalty=0.6, max_length=None):
@@ -133,20 +122,3 @@ class TransformerTranslator(keras.Model):
             out = self.generate(ids, beam_size=beam_size, length_penalty=length_penalty, max_length=max_length)
             results.extend(ids_to_texts(self.tokenizer, out, self.end_token_id, self.backbone.padding_id))
         return results
-
-    def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "backbone": keras.saving.serialize_keras_object(self.backbone),
-                "tokenizer": None if self.tokenizer is None else keras.saving.serialize_keras_object(self.tokenizer),
-                "label_smoothing": self.label_smoothing,
-                "start_token_id": self.start_token_id,
-                "end_token_id": self.end_token_id,
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialize_nested(config, "backbone", "tokenizer"))

@@ -8,7 +8,7 @@ import keras
 
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.models.backbone import Backbone, check_image_shape, check_positive_ints
-from keras_paperzoo.models.vgg.vgg_presets import VGG_CONFIGURATIONS, VGG_PRESETS
+from keras_paperzoo.models.vgg.vgg_presets import VGG_CLASSIFICATION_RECIPE, VGG_CONFIGURATIONS, VGG_PRESETS
 
 NUM_POOLINGS = 5  # one 2x2/2 max pooling after each of the five stages
 MIN_IMAGE_SIZE = 2**NUM_POOLINGS  # 32: the fifth pooling needs a 2x2 map
@@ -172,3 +172,7 @@ class VGGBackbone(Backbone):
             }
         )
         return config
+
+    def classification_recipe(self, fine_tune=False):
+        """The paper's training recipe, `ImageClassifier.compile()`'s default (`VGG_CLASSIFICATION_RECIPE`)."""
+        return dict(VGG_CLASSIFICATION_RECIPE)

@@ -39,3 +39,12 @@ VGG_PRESETS = {
     "vgg16": _preset("D", 16, alias_of="vgg_d"),
     "vgg19": _preset("E", 19, alias_of="vgg_e"),
 }
+
+# The paper's ImageNet training (Simonyan & Zisserman 2015, Sec. 3.1), `ImageClassifier.compile()`'s
+# default for a VGG (`VGGBackbone.classification_recipe`; keys: `image_classifier.paper_optimizer`).
+# "The learning rate was decreased by a factor of 10 when the validation set accuracy stopped
+# improving", three times in 74 epochs: the drops sit at 1/3, 2/3 and 8/9 of the run.
+VGG_CLASSIFICATION_RECIPE = {
+    "optimizer": "sgd", "learning_rate": 0.01, "momentum": 0.9, "l2": 5e-4,
+    "drops": (1 / 3, 2 / 3, 8 / 9), "epochs": 74, "batch_size": 256,
+}

@@ -15,7 +15,7 @@ from keras_paperzoo.layers.transformer_block import TransformerBlock
 from keras_paperzoo.models.backbone import Backbone
 from keras_paperzoo.models.vit.vit_analysis import mean_attention_distance
 from keras_paperzoo.models.vit.vit_layers import POOLINGS, ConvStem, TokenPooling
-from keras_paperzoo.models.vit.vit_presets import VIT_PRESETS
+from keras_paperzoo.models.vit.vit_presets import VIT_FINE_TUNING_RECIPE, VIT_PRESETS, VIT_PRETRAINING_RECIPE
 
 POSITION_EMBEDDINGS = ("1d", "2d", "relative", "relative_1d", "none")
 HYBRID_STEMS = ("conv",)
@@ -269,6 +269,11 @@ class ViTBackbone(Backbone):
             }
         )
         return config
+
+    def classification_recipe(self, fine_tune=False):
+        """The paper's training recipe, `ImageClassifier.compile()`'s default: from scratch
+        (`VIT_PRETRAINING_RECIPE`, AdamW) or, with `fine_tune`, fine-tuning's (`VIT_FINE_TUNING_RECIPE`, SGD)."""
+        return dict(VIT_FINE_TUNING_RECIPE if fine_tune else VIT_PRETRAINING_RECIPE)
 
     # --- the token sequence and the attention maps ------------------------------------
 

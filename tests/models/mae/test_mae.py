@@ -225,9 +225,9 @@ def test_fit_then_save_and_load_give_identical_outputs_and_optimizer_state(tmp_p
 def test_paper_presets_use_the_papers_decoder_and_no_encoder_dropout():
     for name in ("mae_vit_b16", "mae_vit_l16", "mae_vit_h14"):
         preset = MAE_PRESETS[name]
-        assert preset["mae"] == {"decoder_depth": 8, "decoder_dim": 512, "decoder_heads": 16}
-        assert preset["encoder"]["dropout_rate"] == 0.0
-    assert MAE_PRESETS["mae_vit_b16"]["encoder_preset"] == "vit_b16"
+        assert preset["arguments"] == {"decoder_depth": 8, "decoder_dim": 512, "decoder_heads": 16}
+        assert preset["backbone"]["overrides"]["dropout_rate"] == 0.0
+    assert MAE_PRESETS["mae_vit_b16"]["backbone"]["preset"] == "vit_b16"
 
 
 def _decoder_parameters(enc_dim, d, depth, patch_values):
@@ -237,8 +237,9 @@ def _decoder_parameters(enc_dim, d, depth, patch_values):
 
 def test_tiny_preset():
     preset = MAE_PRESETS["mae_tiny"]
-    assert preset["mae"] == {"decoder_depth": 2, "decoder_dim": 128, "decoder_heads": 4}
-    assert (preset["encoder"]["image_shape"], preset["encoder"]["patch_size"]) == ((32, 32, 3), 4)
+    assert preset["arguments"] == {"decoder_depth": 2, "decoder_dim": 128, "decoder_heads": 4}
+    encoder = preset["backbone"]["overrides"]
+    assert (encoder["image_shape"], encoder["patch_size"]) == ((32, 32, 3), 4)
 
 
 def test_from_preset_routes_overrides_to_the_encoder_and_the_trainer_and_the_decoder_has_the_expected_size():
