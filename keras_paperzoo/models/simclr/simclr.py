@@ -128,7 +128,7 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
         if not isinstance(y_pred, dict):
             y_pred = self.forward_pass(x, training)
         z_a, z_b = ops.split(y_pred["z"], 2, axis=0)  # (N, C) each
-        loss = nt_xent(z_a, ops.flip(z_b, 0), self.temperature)
+        loss = nt_xent(z_a, z_b, self.temperature)  # eq. 1 over the 2N views
         self.contrastive_accuracy_tracker.update_state(nt_xent_accuracy(z_a, z_b))
         h_a = ops.split(y_pred["h"], 2, axis=0)[0]
         return loss + self.probe_loss(h_a, y)
