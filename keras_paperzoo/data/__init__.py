@@ -9,16 +9,25 @@ Example:
 
 from keras_paperzoo.data.checks import DatasetError, require_labels
 from keras_paperzoo.data.datasets import class_names, load_dataset
-from keras_paperzoo.data.multi_view import MultiViewAugmentation
-from keras_paperzoo.data.ssl_augmentation import RandomSolarization
-from keras_paperzoo.data.view_recipes import (
-    ViewAugmentation,
-    byol_augmentation,
-    byol_views,
-    simclr_augmentation,
-    simclr_views,
-)
 
-__all__ = ["DatasetError", "class_names", "load_dataset", "require_labels"]
-__all__ += ["MultiViewAugmentation", "RandomSolarization", "ViewAugmentation", "byol_augmentation", "byol_views",
-            "simclr_augmentation", "simclr_views"]
+# The augmentation layers import Keras: loaded on first use, so that the loaders above
+# import no framework (tests/data/test_datasets.py::test_import_pulls_in_no_framework).
+_LAZY = {
+    "MultiViewAugmentation": "keras_paperzoo.data.multi_view",
+    "RandomSolarization": "keras_paperzoo.data.ssl_augmentation",
+    "ViewAugmentation": "keras_paperzoo.data.view_recipes",
+    "byol_augmentation": "keras_paperzoo.data.view_recipes",
+    "byol_views": "keras_paperzoo.data.view_recipes",
+    "simclr_augmentation": "keras_paperzoo.data.view_recipes",
+    "simclr_views": "keras_paperzoo.data.view_recipes",
+}
+
+__all__ = ["DatasetError", "class_names", "load_dataset", "require_labels", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'keras_paperzoo.data' has no attribute {name!r}")

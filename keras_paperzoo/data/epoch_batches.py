@@ -28,6 +28,9 @@ def _check_finite(x, name):
             )
 
 
+
+RECENT_BATCHES = 16  # batches kept for a data adapter that asks again for ones already served
+
 class EpochShuffledBatches(keras.utils.PyDataset):
     """A `PyDataset` over in-memory arrays, reshuffled each epoch from (seed, epoch).
 
@@ -150,6 +153,7 @@ class StreamBatches(keras.utils.PyDataset):
         self._iterator = None
         self._position = 0  # stream index of the next batch the iterator yields
         self._last = None  # (stream index, batch) served last
+        self._recent = {}  # stream index -> batch, the last RECENT_BATCHES served
 
     @classmethod
     def from_dataset(cls, dataset, steps_per_epoch=None):
@@ -188,6 +192,8 @@ class StreamBatches(keras.utils.PyDataset):
         target = self.epoch * self.steps_per_epoch + int(index)
         if self._last is not None and self._last[0] == target:
             return self._last[1]  # asked again (fit peeks at the first batch to build the model)
+        if target in self._recent:
+            return self._recent[target]  # TF's PyDataset adapter peeks ahead, then starts the epoch
         if self._iterator is None or target < self._position:
             if self._iterator is not None and self._last is not None and target < self._last[0]:
                 raise ValueError(
@@ -201,6 +207,9 @@ class StreamBatches(keras.utils.PyDataset):
         batch = next(self._iterator)
         self._position += 1
         self._last = (target, batch)
+        self._recent[target] = batch
+        while len(self._recent) > RECENT_BATCHES:
+            self._recent.pop(next(iter(self._recent)))
         return batch
 
     def epoch_callback(self):
