@@ -46,7 +46,10 @@ from tests.recipes.tiny_runs import TOO_SLOW_TO_RESUME, recipe_arguments, skip_i
 
 BACKEND = keras.backend.backend()
 KILL_AT = "kill@batch:1:1"
-ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONWARNINGS": "ignore", "KERAS_BACKEND": BACKEND}
+# One thread per child: PyTorch's and XLA's idle threads spin on a busy 2-core machine (the GPT recipe on torch
+# took 52 s of CPU with the default threads, 22 s with one). Both runs of a test use the same settings.
+ENV = {"TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONWARNINGS": "ignore", "KERAS_BACKEND": BACKEND, "OMP_NUM_THREADS": "1",
+       "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1", "XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false"}
 DRIVER = textwrap.dedent(
     """
     import os, sys
@@ -77,7 +80,7 @@ def run_child(argv, cwd, fault=None, cache=None):
     env.pop("PAPERZOO_FAULT", None)
     if fault:
         env["PAPERZOO_FAULT"] = fault
-    return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
 
 
 def h5_arrays(source):
