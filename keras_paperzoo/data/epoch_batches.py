@@ -44,6 +44,9 @@ class EpochShuffledBatches(keras.utils.PyDataset):
             its iterator across epochs, so a resumed run would see other batches).
         augment: optional callable applied to each batch of `x` (e.g. a Keras
             augmentation layer, called with `training=True`).
+        with_index: yield x as {"images": batch, "index": the batch's rows in `x`}
+            (InstDisc's and CMC's memory bank reads each image's own row;
+            `keras_paperzoo/data/indexed.py`).
 
     Example:
 
@@ -53,7 +56,8 @@ class EpochShuffledBatches(keras.utils.PyDataset):
     ```
     """
 
-    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, steps_per_epoch=None, augment=None, **kwargs):
+    def __init__(self, x, y=None, batch_size=32, drop_remainder=True, seed=0, steps_per_epoch=None, augment=None,
+                 with_index=False, **kwargs):
         super().__init__(**kwargs)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
@@ -72,6 +76,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
             raise ValueError(f"steps_per_epoch must be a positive int; got {steps_per_epoch!r}.")
         self.steps_per_epoch = steps_per_epoch
         self.augment = augment
+        self.with_index = bool(with_index)
 
     def __len__(self):
         n = len(self.x) / self.batch_size
@@ -94,6 +99,8 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         if self.augment is not None:
             self._reseed_augmentation(index)
             x = np.asarray(keras.ops.convert_to_numpy(self.augment(x, training=True)))
+        if self.with_index:
+            x = {"images": x, "index": rows.astype("int32")}
         return x if self.y is None else (x, self.y[rows])
 
     def _reseed_augmentation(self, index):

@@ -4,6 +4,8 @@ from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.layers.maxout import Maxout
+from keras_paperzoo.layers.memory_bank import MemoryBank
+from keras_paperzoo.layers.nce_normalizer import NCENormalizer
 from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding, patchify, unpatchify
 from keras_paperzoo.layers.position_embedding import (
     FactorizedPositionEmbedding2D,
@@ -13,5 +15,6 @@ from keras_paperzoo.layers.position_embedding import (
 )
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.layers.random_masking import RandomMasking
+from keras_paperzoo.layers.rgb_to_lab import RGBToLab, rgb_to_lab, split_lab
 from keras_paperzoo.layers.sincos_position_embedding import SinCosPositionEmbedding2D, sincos_position_table_2d
 from keras_paperzoo.layers.transformer_block import TransformerBlock

@@ -10,3 +10,5 @@ from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_
 from keras_paperzoo.losses.label_smoothing import label_smoothed_cross_entropy
 from keras_paperzoo.losses.nt_xent import nt_xent, nt_xent_accuracy, nt_xent_logits
 from keras_paperzoo.losses.byol import byol_loss, symmetric_byol_loss
+from keras_paperzoo.losses.invaspread import invaspread_loss
+from keras_paperzoo.losses.nce import nce_loss

@@ -23,6 +23,7 @@ paper's algorithm box in `call` / `compute_loss`.
 import keras
 from keras import ops
 
+from keras_paperzoo.data.indexed import IMAGES
 from keras_paperzoo.models.trainer import Trainer
 
 _COUNT = {2: "two", 3: "three"}
@@ -109,6 +110,8 @@ class SelfSupervisedTrainer(Trainer):
         augmentation's inference mode leaves them (resized and normalised, not augmented)."""
         if isinstance(inputs, (list, tuple)):
             return inputs[0]
+        if isinstance(inputs, dict) and IMAGES in inputs:  # {"images", "index"} (memory-bank trainers)
+            inputs = inputs[IMAGES]
         if self.augmentation is None:
             return inputs
         view = self.augmentation(inputs, training=False)

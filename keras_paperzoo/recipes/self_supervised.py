@@ -58,6 +58,8 @@ class Pretraining:
             arguments sized for the run (MoCo's queue); may raise `RecipeError`.
         compile_arguments: `(batch_size) -> dict` of extra `compile()` arguments.
         describe: `(trainer) -> dict` of the trainer's settings for metrics.json.
+        indexed: the batches carry each image's index, x = {"images", "index"}
+            (InstDisc's and CMC's memory bank; `data/indexed.py`).
     """
 
     recipe: str
@@ -70,6 +72,7 @@ class Pretraining:
     overrides: Callable = _nothing
     compile_arguments: Callable = _nothing
     describe: Callable = _nothing
+    indexed: bool = False
 
 
 def load_images(dataset, image_size):
@@ -150,7 +153,8 @@ def pretrain(args, pretraining, extra_callbacks=()):
         model, mean, std = build_trainer(pretraining, preset, x_train, batch_size, args.seed, crop_scale)
     except ValueError as error:
         raise RecipeError(f"{name}: {error}") from error
-    batches = EpochShuffledBatches(x_train, batch_size=batch_size, seed=args.seed, steps_per_epoch=args.steps_per_epoch)
+    batches = EpochShuffledBatches(x_train, batch_size=batch_size, seed=args.seed, steps_per_epoch=args.steps_per_epoch,
+                                   with_index=pretraining.indexed)
     epochs = args.epochs or pretraining.default_epochs
     model.compile(batch_size=batch_size, steps_per_epoch=len(batches), epochs=epochs,
                   **pretraining.compile_arguments(batch_size))
