@@ -3,6 +3,7 @@
 from keras_paperzoo.models.alexnet import AlexNetBackbone
 from keras_paperzoo.models.byol import BYOL
 from keras_paperzoo.models.bert import BertBackbone, BertClassifier, BertPretrainer, BertSpanExtractor
+from keras_paperzoo.models.cmc import CMC
 from keras_paperzoo.models.gan import GAN
 from keras_paperzoo.models.gpt import GPTBackbone, GPTCausalLM, GPTClassifier
 from keras_paperzoo.models.image_classifier import ImageClassifier
