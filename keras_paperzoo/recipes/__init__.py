@@ -46,6 +46,12 @@ RECIPES = {
         "BYOL pre-training (--preset byol_resnet20_cifar ... byol_resnet50): online network predicting a momentum target, no negatives; output_std, kNN and linear probe of the online encoder.",
         "keras_paperzoo.recipes.byol",
     ),
+    "invaspread": Recipe(
+        "invaspread",
+        "Ye et al. 2019, Unsupervised Embedding Learning via Invariant and Spreading Instance Feature (InvaSpread)",
+        "InvaSpread pre-training (--preset invaspread_resnet20_cifar, invaspread_cifar_resnet18): one encoder, two views, softmax over the batch's instance features (tau 0.1); kNN and linear probe of the frozen encoder h.",
+        "keras_paperzoo.recipes.invaspread",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

@@ -11,6 +11,7 @@ FAST_ARGUMENTS = {
     "moco": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "simclr": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "byol": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
+    "invaspread": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     # A 600-character text: windows (and samples) of 59 characters, not the built-in text's 128 (PyTorch's
     # cached decoding took 1 s of CPU per character under load).
     "gpt": ["--dataset", "{text}", *EPOCHS_AND_STEPS, "--batch-size", "4"],
