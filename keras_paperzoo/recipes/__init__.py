@@ -52,6 +52,12 @@ RECIPES = {
         "InvaSpread pre-training (--preset invaspread_resnet20_cifar, invaspread_cifar_resnet18): one encoder, two views, softmax over the batch's instance features (tau 0.1); kNN and linear probe of the frozen encoder h.",
         "keras_paperzoo.recipes.invaspread",
     ),
+    "cmc": Recipe(
+        "cmc",
+        "Tian et al. 2019, Contrastive Multiview Coding (CMC)",
+        "CMC pre-training on the L and ab views of colour images (--preset cmc_resnet20_cifar ... cmc_resnet50_half): one encoder and one memory bank per view, NCE; kNN and linear probe of both encoders' features.",
+        "keras_paperzoo.recipes.cmc",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

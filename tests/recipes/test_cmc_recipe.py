@@ -1,0 +1,47 @@
+"""`paperzoo train cmc` on the embedded digits, smoke-sized: files, metrics, the encoder of both views."""
+
+import json
+
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.cli import main
+from keras_paperzoo.recipes import cmc as cmc_recipe
+from tests.recipes.test_moco_recipe import _args
+
+SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "cmc_tiny", "--epochs", "1",
+         "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
+
+
+def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
+    assert main(["train", "cmc", *SMOKE, "--output-dir", str(tmp_path)]) == 0
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    for name in ("loss", "l_loss", "ab_loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init",
+                 "linear_probe_accuracy", "linear_probe_accuracy_at_init"):
+        assert np.isfinite(saved[name]), name
+    assert saved["loss"] == pytest.approx(saved["l_loss"] + saved["ab_loss"], rel=1e-4)
+    # One bank row per training image; cmc_tiny's 32 negatives (fewer than half the 1500 digits).
+    assert (saved["num_data"], saved["num_negatives"], saved["loss_type"]) == (1500, 32, "nce")
+    assert (saved["temperature"], saved["feature_dim"], saved["image_shape"]) == (0.1, 32, [8, 8, 3])
+    assert not (tmp_path / "checkpoint").exists()
+
+    model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
+    assert type(model).__name__ == "CMC" and model.l_bank.bank.shape == (1500, 32)
+    assert float(keras.ops.convert_to_numpy(model.l_normalizer.z)) > 0  # Z estimated and saved
+    encoder = keras.saving.load_model(tmp_path / "encoder.keras", safe_mode=True)
+    assert encoder.output_shape == (None, 16)  # [8 L features | 8 ab features]
+    images = np.random.default_rng(0).normal(size=(4, 8, 8, 3)).astype("float32")  # normalised RGB
+    np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
+                               atol=1e-5)
+
+
+def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, capsys):
+    assert cmc_recipe.negatives_for(4096, 1500) == 750 and cmc_recipe.negatives_for(32, 1500) == 32
+    assert cmc_recipe.negatives_for(4096, 64) == 32 and cmc_recipe.negatives_for(4096, 1) == 1
+    with pytest.raises(ValueError, match="'moco_tiny' is not a CMC preset; known: cmc_cifar_resnet18"):
+        cmc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
+    assert main(["train", "cmc", "--preset", "cmc_tiny", "--batch-size", "5000",
+                 "--output-dir", str(tmp_path / "b")]) == 2
+    assert "--batch-size 5000 is larger than the 1500 training images" in capsys.readouterr().err
