@@ -1,6 +1,12 @@
-"""`paperzoo train cmc` on the embedded digits, smoke-sized: files, metrics, the encoder of both views."""
+"""`paperzoo train cmc` on the embedded digits, smoke-sized: files, metrics, the encoder of both views.
+
+(Its SavedModel and LiteRT exports are tests/export/test_export_recipes.py's; its exact resume after SIGKILL,
+banks and Zs included, is tests/recipes/test_kill_and_resume.py's.) The CLI run trains, evaluates and saves
+as on every backend, so it runs on the PyTorch leg unless $PAPERZOO_TEST_ALL_RECIPES is set.
+"""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -16,6 +22,8 @@ SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "cmc_tiny", "--
 
 
 def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
+    if keras.backend.backend() != "torch" and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
+        pytest.skip("run on the torch leg (PAPERZOO_TEST_ALL_RECIPES=1: every leg)")
     assert main(["train", "cmc", *SMOKE, "--output-dir", str(tmp_path)]) == 0
     saved = json.loads((tmp_path / "metrics.json").read_text())
     for name in ("loss", "l_loss", "ab_loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init",
