@@ -7,6 +7,7 @@ from keras_paperzoo.models.cmc import CMC
 from keras_paperzoo.models.gan import GAN
 from keras_paperzoo.models.gpt import GPTBackbone, GPTCausalLM, GPTClassifier
 from keras_paperzoo.models.image_classifier import ImageClassifier
+from keras_paperzoo.models.instdisc import InstDisc
 from keras_paperzoo.models.invaspread import InvaSpread
 from keras_paperzoo.models.mae import MAE
 from keras_paperzoo.models.moco import MoCo

@@ -18,12 +18,10 @@ from keras_paperzoo.models.moco.moco_presets import MOCO_PRESETS
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.momentum import MomentumEncoder
-from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
-from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
 from keras_paperzoo.training.shuffle_bn import grouped_call
+from keras_paperzoo.training.ssl_sgd import contrastive_sgd
 
 DEFAULT_TEMPERATURE = {1: 0.07, 2: 0.2}  # MoCo v1 Sec. 4 / MoCo v2 ("--moco-t 0.2")
-IMAGENET_IMAGES = 1_281_167
 
 
 def _is_int(value):
@@ -247,27 +245,16 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
 
 def moco_optimizer(version=2, batch_size=256, steps_per_epoch=None, epochs=None, learning_rate=None,
                    schedule=None, weight_decay=1e-4):
-    """MoCo's SGD: momentum 0.9, coupled weight decay 1e-4, lr 0.03 x batch / 256.
+    """MoCo's SGD: momentum 0.9, coupled weight decay 1e-4, lr 0.03 x batch / 256 (`training/ssl_sgd.py`).
 
-    v1: x0.1 at epochs 120 and 160 of 200 (`schedule="step"`); v2: cosine decay
-    to 0 (`"cosine"`; the authors decay per epoch, this per update). The drops
-    sit at the same fractions of a run of `steps_per_epoch` x `epochs` updates;
+    v1: x0.1 at epochs 120 and 160 of 200 (`schedule="step"`, InstDisc's recipe); v2:
+    cosine decay to 0 (`"cosine"`; the authors decay per epoch, this per update). The
+    drops sit at the same fractions of a run of `steps_per_epoch` x `epochs` updates;
     without them, 200 epochs of ImageNet at this batch size.
     """
-    if not _is_int(batch_size) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1; got {batch_size!r}.")
     schedule = schedule or ("step" if version == 1 else "cosine")
-    if schedule not in ("step", "cosine"):
-        raise ValueError(f"schedule must be 'step' or 'cosine'; got {schedule!r}.")
-    learning_rate = 0.03 * batch_size / 256 if learning_rate is None else float(learning_rate)
-    steps_per_epoch = steps_per_epoch or max(1, IMAGENET_IMAGES // batch_size)
-    total = int(steps_per_epoch) * int(epochs or 200)
-    if schedule == "step":
-        boundaries = sorted({max(1, round(total * 120 / 200)), max(1, round(total * 160 / 200))})
-        rate = StepDecay(learning_rate, boundaries=boundaries, factor=0.1)
-    else:
-        rate = WarmupCosineDecay(learning_rate, warmup_steps=0, total_steps=total)
-    return ScheduledMomentumSGD(rate, momentum=0.9, l2=weight_decay)
+    return contrastive_sgd(batch_size, steps_per_epoch, epochs, learning_rate=learning_rate, schedule=schedule,
+                           weight_decay=weight_decay)
 
 
 def _validate(backbone, version, queue_size, momentum, temperature, projection_dim,
