@@ -241,8 +241,8 @@ def vision_step_flops(model, batch_size):
 
 # The self-supervised steps of `ssl_step.py` (mirrors the keras-paperzoo presets it
 # builds: MoCo.from_preset("moco_cifar_resnet18", version=2, ...),
-# SimCLR.from_preset("simclr_cifar_resnet18"), BYOL.from_preset("byol_cifar_resnet18")
-# and MAE.from_preset("mae_vit_s16")).
+# SimCLR.from_preset("simclr_cifar_resnet18"), BYOL.from_preset("byol_cifar_resnet18"),
+# InvaSpread.from_preset("invaspread_cifar_resnet18") and MAE.from_preset("mae_vit_s16")).
 CIFAR_RESNET18 = {"stage_blocks": (2, 2, 2, 2), "stage_filters": (64, 128, 256, 512), "block_type": "basic",
                   "stem": "cifar", "stem_filters": 64, "shortcut": "B", "image_size": 32}
 SSL_MODELS = {
@@ -256,6 +256,9 @@ SSL_MODELS = {
     "byol": {"family": "byol", "preset": "byol_cifar_resnet18", "backbone": CIFAR_RESNET18,
              "feature_dim": 512, "projection_dims": (4096, 256), "prediction_dims": (4096, 256),
              "tau_base": 0.996, "image_size": 32},
+    # InvaSpread: linear 512 -> 128 embedding (bias, no BN), L2-normalised; tau 0.1 over the 2N views.
+    "invaspread": {"family": "invaspread", "preset": "invaspread_cifar_resnet18", "backbone": CIFAR_RESNET18,
+                   "feature_dim": 512, "embedding_dim": 128, "temperature": 0.1, "image_size": 32},
     "mae_vit_s16": {"family": "mae", "image_size": 224, "patch_size": 16, "num_layers": 12,
                     "hidden_dim": 384, "num_heads": 6, "mlp_dim": 1536, "decoder_depth": 8,
                     "decoder_dim": 512, "decoder_heads": 16, "decoder_mlp_dim": 2048,
@@ -367,8 +370,31 @@ def byol_step_flops(batch_size, backbone, feature_dim, projection_dims, predicti
                            f"{target / 1e9:.4f} target fwd)"}
 
 
+def invaspread_step_flops(batch_size, backbone, feature_dim, embedding_dim, **_):
+    """FLOPs of one InvaSpread step (Sec. 3.2, Siamese training) on N = `batch_size` images, convs and matmuls only.
+
+    Both views of every image, 2N in all, go through the embedding network (backbone
+    convs + the linear 512 -> 128 layer) forward and backward (3 x forward). The
+    similarities x x^T of the 2N features: 2 (2N)^2 C forward and the same again
+    backward, to the inputs only (the instance weights are constants). BN, pooling,
+    the normalisation, softmax and log terms, the `contrastive_accuracy` metric's
+    similarities and the optimizer are not counted.
+    """
+    convs = resnet_forward_flops(**backbone)["convs"]
+    head = dense_flops(1, feature_dim, embedding_dim)
+    encoder = convs + head
+    views = 2 * batch_size
+    similarities = dense_flops(views, embedding_dim, views)
+    total = 3 * encoder * views + 2 * similarities
+    return {"encoder_forward_per_image": encoder, "backbone_forward_per_image": convs,
+            "head_forward_per_image": head, "batch_size": batch_size, "encoder": 3 * encoder * views,
+            "similarities": 2 * similarities, "total": total,
+            "description": f"3 x {encoder / 1e9:.4f} x 2N views (N = {batch_size}) + "
+                           f"x x^T 2 x {similarities / 1e9:.4f}"}
+
+
 SSL_STEP_FLOPS = {"moco": moco_step_flops, "simclr": simclr_step_flops, "byol": byol_step_flops,
-                  "mae": mae_step_flops}
+                  "invaspread": invaspread_step_flops, "mae": mae_step_flops}
 
 
 def ssl_step_flops(model, batch_size):

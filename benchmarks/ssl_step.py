@@ -1,4 +1,4 @@
-"""Benchmark the self-supervised training steps (MoCo v2, SimCLR, BYOL, MAE) on every Keras backend against PyTorch.
+"""Benchmark the self-supervised training steps (MoCo v2, SimCLR, BYOL, InvaSpread, MAE) on every Keras backend against PyTorch.
 
 Models (`common.SSL_MODELS`):
 
@@ -22,18 +22,25 @@ Models (`common.SSL_MODELS`):
   x B / 256) and weight decay (1e-6 / 1.5e-6), biases and norm parameters excluded:
   the Keras trainer's `compile()` (`keras_paperzoo.training.LARS`, warmup-cosine) and
   its plain-PyTorch twin `torch_reference/lars.py` (constant lr).
+- `invaspread`: `InvaSpread.from_preset("invaspread_cifar_resnet18", augmentation=None)` (the
+  same CIFAR ResNet-18; linear 512 -> 128 embedding, L2-normalised; the instance-wise softmax
+  loss over the 2N views at tau 0.1, instance weights detached; both views in one encoder
+  call), batch 128, against a plain PyTorch InvaSpread written from the paper, its own CIFAR
+  ResNet-18 included (`torch_reference/invaspread_cifar.py`, no torchvision or lightly).
+  Both: SGD lr 0.03, momentum 0.9, weight decay 5e-4 added to the gradient (the authors'
+  CIFAR settings; the Keras side's step schedule, the reference's constant rate).
 - `mae_vit_s16`: `MAE.from_preset("mae_vit_s16")` (ViT-S/16 encoder at 224, the paper's
   8 x 512 decoder, mask ratio 0.75, norm-pix loss, AdamW 0.9/0.95, weight decay 0.05 on
   weight matrices), batch 16, against a plain PyTorch MAE written from the paper on
   timm's ViT blocks (`torch_reference/mae.py`).
 
-    python benchmarks/ssl_step.py [--models moco_v2 simclr byol mae_vit_s16] [--repeats 3]
+    python benchmarks/ssl_step.py [--models moco_v2 simclr byol invaspread mae_vit_s16] [--repeats 3]
         [--modes fit step] [--bn-splits 1] [--threads 1] [--json out.json]
         [--reference-python .venv-bench-ref/bin/python]
 
 The views are pre-made random tensors (N(0, 1)): augmentation belongs to the input
 pipeline and is not timed on either side (the Keras MoCo, SimCLR and BYOL get
-`x=(view_a, view_b)` with `augmentation=None`). Every model for itself: its four processes (PyTorch
+`x=(view_a, view_b)` with `augmentation=None`; so does InvaSpread). Every model for itself: its four processes (PyTorch
 reference, Keras on JAX, TensorFlow, torch) start together and take turns
 round-robin (`turns.py`), as in `vision_step.py`, whose timing, reporting and
 summary this script reuses: Keras `fit()` epochs of N steps on NumPy arrays
@@ -59,9 +66,10 @@ KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, tur
 MODELS = tuple(common.SSL_MODELS)
 
 # Batch size and steps per timed block, per model: one step is ~5-30 s here.
-DEFAULT_BATCH = {"moco_v2": 128, "simclr": 128, "byol": 128, "mae_vit_s16": 16}
-DEFAULT_STEPS = {"moco_v2": 2, "simclr": 2, "byol": 1, "mae_vit_s16": 2}
-TWO_VIEWS = ("moco", "simclr", "byol")  # families fed x = (view_a, view_b); MAE takes one image
+DEFAULT_BATCH = {"moco_v2": 128, "simclr": 128, "byol": 128, "invaspread": 128, "mae_vit_s16": 16}
+DEFAULT_STEPS = {"moco_v2": 2, "simclr": 2, "byol": 1, "invaspread": 2, "mae_vit_s16": 2}
+TWO_VIEWS = ("moco", "simclr", "byol", "invaspread")  # families fed x = (view_a, view_b); MAE takes one image
+LIGHTLY = ("moco", "simclr", "byol")  # references built from lightly's pieces
 
 
 def make_views(model, n, nchw=False, count=2):
@@ -89,7 +97,7 @@ def worker_reference(args):
     steps, bsz = args.steps, args.batch_size
     config = common.SSL_MODELS[args.model]
     family = config["family"]
-    if family in TWO_VIEWS:
+    if family in LIGHTLY:
         import lightly
 
         name = {"moco": "MoCo", "simclr": "SimCLR", "byol": "BYOL"}[family]
@@ -111,6 +119,13 @@ def worker_reference(args):
         result["model"] = f"{pieces} (torch_reference/simclr_cifar.py)"
         result["params"] = simclr_cifar.count_params(net)
         make_step = simclr_cifar.make_step
+    elif family == "invaspread":
+        import invaspread_cifar
+
+        net = invaspread_cifar.InvaSpread(embedding_dim=config["embedding_dim"], temperature=config["temperature"])
+        result["model"] = "plain PyTorch InvaSpread and CIFAR ResNet-18 (torch_reference/invaspread_cifar.py)"
+        result["params"] = invaspread_cifar.count_params(net)
+        make_step = invaspread_cifar.make_step
     elif family == "byol":
         import byol_cifar
 
@@ -163,11 +178,12 @@ def build_keras_model(model, batch_size, steps, epochs, bn_splits):
         description = (f"MoCo.from_preset('moco_cifar_resnet18', version=2, temperature={config['temperature']}, "
                        f"projection_hidden_dim={config['hidden_dim']}, queue_size={config['queue_size']}, "
                        f"momentum={config['momentum']}, shuffle_bn_splits={bn_splits}, augmentation=None)")
-    elif config["family"] in ("simclr", "byol"):
+    elif config["family"] in ("simclr", "byol", "invaspread"):
         from keras_paperzoo.models.byol.byol import BYOL
+        from keras_paperzoo.models.invaspread.invaspread import InvaSpread
         from keras_paperzoo.models.simclr.simclr import SimCLR
 
-        trainer_class = SimCLR if config["family"] == "simclr" else BYOL
+        trainer_class = {"simclr": SimCLR, "byol": BYOL, "invaspread": InvaSpread}[config["family"]]
         trainer = trainer_class.from_preset(config["preset"], augmentation=None, seed=0)
         description = f"{trainer_class.__name__}.from_preset({config['preset']!r}, augmentation=None)"
     else:
@@ -188,7 +204,7 @@ def worker_keras(args):
     keras_bench.describe_model(result, model)
     two_views = common.SSL_MODELS[args.model]["family"] in TWO_VIEWS
     views = make_views(args.model, steps * bsz, count=2 if two_views else 1)
-    x = views if two_views else views[0]  # MoCo, SimCLR, BYOL: x = [view_a, view_b]
+    x = views if two_views else views[0]  # MoCo, SimCLR, BYOL, InvaSpread: x = [view_a, view_b]
     first_batch = (tuple(v[:bsz] for v in views),) if two_views else views[0][:bsz]
     return keras_bench.run_timed_blocks(result, model, {"x": x, "batch_size": bsz}, first_batch, args)
 

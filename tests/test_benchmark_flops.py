@@ -43,6 +43,14 @@ def test_byol_step_counts_online_three_times_and_target_once_per_view():
     assert common.ssl_step_flops("byol", 64)["total"] * 2 == flops["total"]
 
 
+def test_invaspread_step_runs_the_encoder_three_times_and_the_similarities_twice():
+    flops = common.ssl_step_flops("invaspread", 128)
+    encoder = 1_110_835_200 + 2 * 512 * 128  # backbone + the linear 512 -> 128 embedding
+    assert flops["encoder_forward_per_image"] == encoder
+    similarities = 2 * 256 * 128 * 256  # x x^T of the 2N = 256 views; backward to the inputs only
+    assert flops["total"] == 3 * 256 * encoder + 2 * similarities
+
+
 def test_mae_vit_s16_step():
     flops = common.ssl_step_flops("mae_vit_s16", 16)
     assert flops["visible_tokens"] == 49
