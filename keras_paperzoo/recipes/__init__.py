@@ -58,6 +58,12 @@ RECIPES = {
         "CMC pre-training on the L and ab views of colour images (--preset cmc_resnet20_cifar ... cmc_resnet50_half): one encoder and one memory bank per view, NCE; kNN and linear probe of both encoders' features.",
         "keras_paperzoo.recipes.cmc",
     ),
+    "instdisc": Recipe(
+        "instdisc",
+        "Wu et al. 2018, Unsupervised Feature Learning via Non-Parametric Instance Discrimination (InstDisc)",
+        "InstDisc pre-training (--preset instdisc_resnet20_cifar ... instdisc_resnet50): one view per image, a memory bank of every image's feature, NCE against 4096 noise rows; the paper's kNN against the bank, kNN and linear probe of the frozen encoder.",
+        "keras_paperzoo.recipes.instdisc",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

@@ -37,6 +37,7 @@ EXPORTED_ELSEWHERE = {
     ("mae", "litert"): "tests/recipes/test_mae_recipe.py",
     ("moco", "saved_model"): "tests/recipes/test_moco_recipe.py",
     ("simclr", "saved_model"): "tests/recipes/test_simclr_recipe.py",
+    ("instdisc", "saved_model"): "tests/recipes/test_instdisc_recipe.py",
 }
 FORMATS = (("saved_model", "_saved_model"), ("litert", ".tflite"))
 
