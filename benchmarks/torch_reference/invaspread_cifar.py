@@ -1,4 +1,4 @@
-"""InvaSpread training step in plain PyTorch, written from the paper: the reference for `ssl_step.py --models invaspread`.
+"""InvaSpread training step in plain PyTorch, written from the paper: the reference for `ssl_step.py`.
 
 The same step as `InvaSpread.from_preset("invaspread_cifar_resnet18", augmentation=None)` in
 keras-paperzoo (Ye et al. 2019, "Unsupervised Embedding Learning via Invariant and Spreading

@@ -1,4 +1,4 @@
-"""InvaSpread's loss (Ye et al. 2019, Sec. 3.1, as the authors' BatchCriterion) against NumPy, analytic values, gradients."""
+"""InvaSpread's loss (Ye et al. 2019, Sec. 3.1; the authors' BatchCriterion) against NumPy, analytic values, gradients."""
 
 import math
 
