@@ -13,10 +13,12 @@ InfoNCE; InstDisc, CMC, SimCLR and DenseCL use variants of the same logits.
   (B, 1 + K) logits with the positive in column 0. `negative_keys` is one
   shared (K, C) dictionary (MoCo's queue) or per-query negatives (B, K, C)
   (InstDisc's samples from its memory bank).
-- `info_nce_from_logits(logits)`: the mean cross-entropy against index 0.
+- `info_nce_from_logits(logits, labels=None)`: the mean cross-entropy against
+  index 0, or against each row's own positive column `labels` (CPC, whose
+  candidates are every position of the batch, its positive among them).
 - `info_nce(...)`: both in one call.
-- `contrastive_accuracy(logits)`: how often the positive has the top logit
-  (MoCo's training metric).
+- `contrastive_accuracy(logits, labels=None)`: how often the positive has the
+  top logit (MoCo's and CPC's training metric).
 
 Example:
 
@@ -66,10 +68,24 @@ def contrastive_logits(query, positive_keys, negative_keys, temperature):
     return ops.concatenate([positive, negative], axis=-1) / temperature  # (B, 1 + K)
 
 
-def info_nce_from_logits(logits):
-    """Mean over the batch of -log softmax(logits)[:, 0] (MoCo eq. 1)."""
+def _positive_logits(logits, labels):
+    """(B,) the positive's logit: column 0, or column `labels[i]` of row i."""
+    if labels is None:
+        return logits[:, 0]
+    labels = ops.reshape(ops.cast(labels, "int32"), (-1, 1))  # (B, 1)
+    return ops.take_along_axis(logits, labels, axis=1)[:, 0]
+
+
+def info_nce_from_logits(logits, labels=None):
+    """Mean over the batch of -log softmax(logits)[i, positive_i] (MoCo eq. 1, CPC eq. 4).
+
+    Args:
+        logits: (B, N) scores of each query against N candidates.
+        labels: None (the positive is column 0, as `contrastive_logits` places
+            it) or (B,) ints, the positive's column in each row.
+    """
     logits = ops.cast(logits, "float32")
-    per_query = ops.logsumexp(logits, axis=-1) - logits[:, 0]  # (B,)
+    per_query = ops.logsumexp(logits, axis=-1) - _positive_logits(logits, labels)  # (B,)
     return ops.mean(per_query)
 
 
@@ -78,6 +94,7 @@ def info_nce(query, positive_keys, negative_keys, temperature=0.07):
     return info_nce_from_logits(contrastive_logits(query, positive_keys, negative_keys, temperature))
 
 
-def contrastive_accuracy(logits):
-    """(B,) float: 1 where the positive (index 0) has the largest logit, else 0."""
-    return ops.cast(ops.equal(ops.argmax(logits, axis=-1), 0), "float32")
+def contrastive_accuracy(logits, labels=None):
+    """(B,) float: 1 where the positive (index 0, or `labels`) has the largest logit, else 0."""
+    positive = 0 if labels is None else ops.cast(labels, "int32")
+    return ops.cast(ops.equal(ops.cast(ops.argmax(logits, axis=-1), "int32"), positive), "float32")

@@ -2,6 +2,7 @@
 
 from keras_paperzoo.models.alexnet import AlexNetBackbone
 from keras_paperzoo.models.byol import BYOL
+from keras_paperzoo.models.cpc import CPC
 from keras_paperzoo.models.bert import BertBackbone, BertClassifier, BertPretrainer, BertSpanExtractor
 from keras_paperzoo.models.cmc import CMC
 from keras_paperzoo.models.gan import GAN
