@@ -64,6 +64,12 @@ RECIPES = {
         "InstDisc pre-training (--preset instdisc_resnet20_cifar ... instdisc_resnet50): one view per image, a memory bank of every image's feature, NCE against 4096 noise rows; the paper's kNN against the bank, kNN and linear probe of the frozen encoder.",
         "keras_paperzoo.recipes.instdisc",
     ),
+    "cpc": Recipe(
+        "cpc",
+        "van den Oord et al. 2018 / Henaff et al. 2019, Contrastive Predictive Coding (CPC v1 / v2)",
+        "CPC pre-training (--preset cpc_v1_small ... cpc_v2_imagenet): a grid of patches, a masked context over the rows, InfoNCE on the rows ahead (mi_bound = log N - loss); kNN and linear probe of the pooled patch encodings.",
+        "keras_paperzoo.recipes.cpc",
+    ),
     "resnet-cifar": Recipe(
         "resnet-cifar",
         "He et al. 2016, Deep Residual Learning",

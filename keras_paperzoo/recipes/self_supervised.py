@@ -42,6 +42,10 @@ def _nothing(*args):
     return {}
 
 
+def _no_size(preset):
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class Pretraining:
     """What one self-supervised recipe adds to `pretrain`.
@@ -60,6 +64,9 @@ class Pretraining:
         describe: `(trainer) -> dict` of the trainer's settings for metrics.json.
         indexed: the batches carry each image's index, x = {"images", "index"}
             (InstDisc's and CMC's memory bank; `data/indexed.py`).
+        image_size: `(preset) -> int or None`, the images' side without
+            `--image-size`; None: `digits` at 16 x 16, other datasets at their own
+            size (CPC: the preset's, which its grid of patches is cut to fit).
     """
 
     recipe: str
@@ -73,6 +80,7 @@ class Pretraining:
     compile_arguments: Callable = _nothing
     describe: Callable = _nothing
     indexed: bool = False
+    image_size: Callable = _no_size
 
 
 def load_images(dataset, image_size):
@@ -143,7 +151,7 @@ def pretrain(args, pretraining, extra_callbacks=()):
         raise RecipeError(f"--preset {preset!r} is not a {pretraining.trainer.__name__} preset; known: "
                           f"{', '.join(sorted(pretraining.presets))}")
     dataset = args.dataset or "digits"
-    x_train, y_train, x_test, y_test = load_images(dataset, args.image_size)
+    x_train, y_train, x_test, y_test = load_images(dataset, args.image_size or pretraining.image_size(preset))
     batch_size = args.batch_size or pretraining.default_batch_size
     if batch_size > len(x_train):
         raise RecipeError(f"--batch-size {batch_size} is larger than the {len(x_train)} training images.")

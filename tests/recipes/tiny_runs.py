@@ -11,6 +11,7 @@ FAST_ARGUMENTS = {
     "moco": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "simclr": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "byol": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
+    "cpc": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "cmc": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],  # the recipe cuts the negatives to 32 of the 64 images
     "invaspread": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "instdisc": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],  # the recipe cuts the noise samples to 32 of the 64 images

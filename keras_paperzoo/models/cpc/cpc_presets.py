@@ -19,6 +19,10 @@ Verified against the papers (see the `CPC` docstring for the sources):
   patches), on a small pre-activation ResNet. lightning-bolts reports 84.52 %
   CIFAR-10 test accuracy for its CPC v2 (a ResNet-101-style LN encoder, Adam,
   batch 64, 1000 epochs).
+- `cpc_v1_small` / `cpc_v2_small`: the same proportions at 16 x 16 (4-pixel
+  patches at stride 2: 7 x 7) on a two-block encoder, for CPU runs on `digits`
+  (upsampled 8 x 8 digits: a 4-pixel patch holds 2 x 2 of the original pixels, as
+  an 8-pixel patch at 32 x 32 would).
 - `cpc_tiny`: 16 x 16 images, 4-pixel patches at stride 2 (7 x 7), a one-block
   encoder: tests and smoke runs.
 - `cpc_audio`: Sec. 3.1: the strided convolution encoder on 20480-sample windows
@@ -47,6 +51,12 @@ CPC_RESNET_PRESETS = {
         "blocks (16, 32, 64 wide; 64, 128, 256 out).",
         "config": {"stage_blocks": [2, 2, 2], "stage_filters": [16, 32, 64], "stage_outputs": [64, 128, 256],
                    "stem": "cifar", "stem_filters": 32, "normalization": None, "patch_shape": (8, 8, 3)},
+    },
+    "cpc_resnet_small": {
+        "description": "A CPU-sized pre-activation ResNet for 4 x 4 patches: 3x3 stem (32), two bottleneck blocks "
+        "(16, 32 wide; 64, 128 out).",
+        "config": {"stage_blocks": [1, 1], "stage_filters": [16, 32], "stage_outputs": [64, 128], "stem": "cifar",
+                   "stem_filters": 32, "normalization": None, "patch_shape": (4, 4, 3)},
     },
     "cpc_resnet_tiny": {
         "description": "One bottleneck block (4 wide, 16 out) on 4 x 4 patches: tests.",
@@ -101,6 +111,20 @@ CPC_PRESETS = {
         "dropping, targets 64-d; lightning-bolts' CIFAR-10 CPC v2: 84.52 % test accuracy.",
         "backbone": {"preset": "cpc_resnet_cifar", "overrides": {"normalization": "layer"}},
         "arguments": {**_V2, "image_shape": (32, 32, 3), "context_blocks": 3, "context_units": 64,
+                      "augmentation": {"grayscale": 0.0}},
+    },
+    "cpc_v1_small": {
+        "description": "CPC v1 for a CPU at 16 px (4-px patches, stride 2: 7 x 7, v1's proportions), a two-block "
+        "encoder, context 3 blocks of 64, 5 rows ahead: `paperzoo train cpc`'s default on digits.",
+        "backbone": {"preset": "cpc_resnet_small", "overrides": {}},
+        "arguments": {**_V1, "image_shape": (16, 16, 3), "context_blocks": 3, "context_units": 64,
+                      "augmentation": {"grayscale": 0.0}},
+    },
+    "cpc_v2_small": {
+        "description": "CPC v2 for a CPU at 16 px (4-px patches, stride 2: 7 x 7): layer norm, four directions, "
+        "colour dropping, targets 64-d.",
+        "backbone": {"preset": "cpc_resnet_small", "overrides": {"normalization": "layer"}},
+        "arguments": {**_V2, "image_shape": (16, 16, 3), "context_blocks": 3, "context_units": 64,
                       "augmentation": {"grayscale": 0.0}},
     },
     "cpc_tiny": {
