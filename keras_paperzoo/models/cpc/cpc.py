@@ -67,8 +67,11 @@ class CPC(SelfSupervisedTrainer, keras.Model):
     Logged: `loss`; `mi_bound` = log N - loss, the lower bound on the mutual
     information I(x_{t+k}; c_t) (eq. 5; averaged over the steps); and
     `contrastive_accuracy`, how often the positive has the top score (Fig. 3).
-    At initialisation the scores are nearly equal, so the loss is near log N and
-    the bound near 0; it rises as the encoder learns what the rows share.
+    The W_k start at zero (our choice; the papers do not give their
+    initialisation), so every candidate starts with the same score: the loss
+    starts at log N and the bound at 0 (with random W_k and unnormalised
+    encodings the first scores can be large, and the first bound estimates well
+    below 0); it rises as the encoder learns what the rows share.
 
     Downstream (`encoder`, and `model(x)`): images -> the grid's encodings z
     mean-pooled over the grid, (B, D) (v1, Sec. 3.2: "we first spatially
@@ -228,8 +231,9 @@ class CPC(SelfSupervisedTrainer, keras.Model):
         self.target_projection = None
         if target_dim is not None:  # A.2: targets = conv1x1(latents, 64)
             self.target_projection = keras.layers.Dense(target_dim, use_bias=False, name="target_projection")
-        # W_k: one per direction and step (eq. 3: "a different W_k for every step k").
-        self.predictors = [keras.layers.Dense(width, use_bias=False, name=f"predictor_{d}_k{k}")
+        # W_k: one per direction and step (eq. 3: "a different W_k for every step k"), starting at zero.
+        self.predictors = [keras.layers.Dense(width, use_bias=False, kernel_initializer="zeros",
+                                              name=f"predictor_{d}_k{k}")
                            for d in directions for k in self.steps]
         self.probe = None
         if num_classes is not None:

@@ -160,7 +160,10 @@ def test_info_nce_matches_numpy_for_v1_and_v2_settings():
     v1 = _cpc(prediction_steps=3)
     v2 = _cpc(_patch_encoder(norm="layer"), directions=["down", "up", "right", "left"], target_dim=5,
               prediction_scale=0.1, prediction_steps=3, steps_to_ignore=1)
+    rng = np.random.default_rng(8)
     for model in (v1, v2):
+        for predictor in model.predictors:  # (they start at zero: every score 0)
+            predictor.kernel.assign(rng.normal(size=predictor.kernel.shape).astype("float32"))
         z = model.forward_pass(images, training=False)["z"]
         expected, accuracy = _numpy_cpc_loss(model, z)
         loss = float(_np(model.compute_loss(x=images, y_pred={"z": z}, training=False)))
@@ -179,18 +182,22 @@ def test_info_nce_matches_numpy_for_v1_and_v2_settings():
     assert float(_np(info_nce_from_logits(rolled[:1]))) == pytest.approx(-_log_softmax(rolled[:1])[0, 0], rel=1e-6)
 
 
-def test_loss_at_initialisation_is_near_log_n():
-    # All B x rows x cols = 8 x 49 candidates start nearly equally scored: loss ~ log N, the bound ~ 0,
-    # the positive on top by chance (1 / 392).
+def test_loss_at_initialisation_is_log_n():
+    # W_k start at zero: all B x rows x cols = 8 x 49 candidates score alike, so the loss is log N (the
+    # mean over the two steps, not their sum; every position of every image a candidate) and the bound 0.
     model = CPC.from_preset("cpc_tiny", augmentation=None, seed=0)
     model.compile(optimizer=keras.optimizers.SGD(0.0))
     history = model.fit(_images(8, seed=6), batch_size=8, epochs=1, verbose=0).history
     log_n = CPC.log_candidates(8, model.grid_size)
-    assert log_n == pytest.approx(math.log(392))
-    assert history["loss"][0] == pytest.approx(log_n, abs=0.05)
+    assert log_n == pytest.approx(math.log(392)) and model.steps == [1, 2] and model.grid_size == (7, 7)
+    assert history["loss"][0] == pytest.approx(log_n, abs=1e-5)
+    assert history["mi_bound"][0] == pytest.approx(0.0, abs=1e-5)
+    # Random W_k of the usual scale (Glorot): unequal scores, the loss within a few tenths of log N.
+    for predictor in model.predictors:
+        predictor.kernel.assign(keras.initializers.GlorotUniform(seed=1)(predictor.kernel.shape))
+    history = model.fit(_images(8, seed=6), batch_size=8, epochs=1, verbose=0).history
+    assert log_n - 0.05 <= history["loss"][0] <= log_n + 0.3 and history["contrastive_accuracy"][0] < 0.05
     assert history["mi_bound"][0] == pytest.approx(log_n - history["loss"][0], abs=1e-5)
-    assert history["contrastive_accuracy"][0] < 0.02
-    assert model.steps == [1, 2] and model.grid_size == (7, 7)
 
 
 def test_fit_on_raw_images_config_and_saved_model(tmp_path):
@@ -266,8 +273,9 @@ def test_sequence_preset_learns_a_synthetic_signal():
     history = model.fit(signals, batch_size=16, epochs=4, shuffle=False, verbose=0).history
     log_n = math.log(16 * 32)
     assert abs(history["mi_bound"][0]) < 0.2  # near 0 at the start (loss ~ log N)
-    # The bound rises (0.02 -> 0.71 on TensorFlow): the encodings predict the signal's future.
-    assert history["mi_bound"][-1] > history["mi_bound"][0] + 0.4
+    # The bound rises (0.01 -> 0.59 on TensorFlow, 0.50 on JAX, 0.61 on PyTorch): the encodings predict the
+    # signal's future.
+    assert history["mi_bound"][-1] > history["mi_bound"][0] + 0.3
     assert history["loss"][-1] == pytest.approx(log_n - history["mi_bound"][-1], abs=1e-4)
     assert model.encoder.output_shape == (None, 32)  # the context c, mean over time
 
