@@ -80,10 +80,17 @@ RUNS = {
     "byol_no_predictor": ("byol", {"prediction_dims": None}, "BYOL, no predictor"),
     "byol_tau0": ("byol", {"tau_base": 0.0, "momentum_schedule": "constant"}, "BYOL, tau = 0"),
     "moco": ("moco", {}, "MoCo v2"),
+    "instdisc": ("instdisc", {}, "InstDisc"),
+    "invaspread": ("invaspread", {}, "InvaSpread"),
+    "cmc": ("cmc", {}, "CMC"),
 }
+# Methods whose encoder is not the shared one (CMC: two half-width encoders, L and ab): their own untrained
+# encoder is the reference of their "above random init" claim.
+OWN_RANDOM_INIT = {"cmc": "random init (CMC's encoders)"}
 ABLATIONS = ("byol_no_predictor", "byol_tau0")
 TEMPERATURES = ("simclr_t0.1", "simclr", "simclr_t1")
 COMPARED = ("simclr", "byol", "moco")
+BEFORE_MOCO = ("instdisc", "invaspread", "cmc")  # where the negatives come from: a bank, the batch, two banks
 COLLAPSED = 0.2  # output_std below this fraction of 1 / sqrt(d) counts as collapsed
 PAPER = {
     "lightly_cifar10_knn_percent": {"SimCLR": 84.8, "BYOL": 86.8, "MoCo": 84.7},
@@ -93,6 +100,10 @@ PAPER = {
     "byol_ablations": "Grill et al. 2020, Table 5: without the predictor, or with tau = 0, the representation "
                       "collapses (linear accuracy near chance)",
     "simclr_h_vs_z": "Chen et al. 2020, Sec. 4.2 / Fig. 8: h (before the head) is better than z = g(h) by > 10 %",
+    "instdisc_cifar10_knn_percent": 80.8,
+    "instdisc_cifar10": "Wu et al. 2018, Table 1: ResNet-18, CIFAR-10, weighted kNN of the 128-d features, 80.8 %",
+    "invaspread_cifar10_knn_percent": 83.6,
+    "invaspread_cifar10": "Ye et al. 2019, Table 1: ResNet-18, CIFAR-10, kNN of the 128-d embedding, 83.6 %",
 }
 
 
@@ -161,7 +172,8 @@ def train_and_evaluate(name, dataset, data, epochs, batch_size, probe_epochs, se
     model, pretraining, normalize = build(name, dataset, data, batch_size, seed, backbone)
     checksum = initial_checksum(model)
     x_train, y_train, x_test, y_test = data
-    batches = EpochShuffledBatches(x_train, batch_size=batch_size, seed=seed)
+    # InstDisc's and CMC's batches carry each image's index (its memory-bank row)
+    batches = EpochShuffledBatches(x_train, batch_size=batch_size, seed=seed, with_index=pretraining.indexed)
     model.compile(batch_size=batch_size, steps_per_epoch=len(batches), epochs=epochs,
                   **pretraining.compile_arguments(batch_size))
     monitor = KNNMonitor((normalize(x_train), y_train), (normalize(x_test), y_test), k=min(200, len(x_train)))
@@ -188,11 +200,13 @@ def train_and_evaluate(name, dataset, data, epochs, batch_size, probe_epochs, se
     return result
 
 
-def random_init(dataset, data, batch_size, probe_epochs, seed, backbone="resnet8"):
-    """The encoder every run starts from (and SimCLR's head at its initialisation), untrained."""
-    model, _, normalize = build("simclr", dataset, data, batch_size, seed, backbone)
-    result = evaluate(model, normalize, data, probe_epochs, seed, head=True)
-    result.update({"run": RANDOM_INIT, "parameters_backbone": int(model.backbone.count_params()),
+def random_init(dataset, data, batch_size, probe_epochs, seed, backbone="resnet8", method="simclr"):
+    """The encoder every run starts from (and SimCLR's head at its initialisation), untrained; with
+    `method`, that method's own encoder (`OWN_RANDOM_INIT`)."""
+    model, _, normalize = build(method, dataset, data, batch_size, seed, backbone)
+    result = evaluate(model, normalize, data, probe_epochs, seed, head=method == "simclr")
+    result.update({"run": OWN_RANDOM_INIT.get(method, RANDOM_INIT),
+                   "parameters_backbone": int(model.encoder.count_params()),
                    "initial_backbone_checksum": initial_checksum(model)})
     return result
 
@@ -204,11 +218,12 @@ def claims(runs, n):
 
     out = {}
     label = {name: run.get("run", name) for name, run in runs.items()}
-    if RANDOM_INIT in runs:
-        for name, run in runs.items():
-            if name != RANDOM_INIT:
-                out[f"{label[name]}: kNN above random init"] = accuracy_above(
-                    run["knn_h_percent"], runs[RANDOM_INIT]["knn_h_percent"], n)
+    references = {RANDOM_INIT, *OWN_RANDOM_INIT.values()}
+    for name, run in runs.items():
+        reference = OWN_RANDOM_INIT.get(name, RANDOM_INIT)
+        if name not in references and reference in runs:
+            out[f"{label[name]}: kNN above {reference}"] = accuracy_above(
+                run["knn_h_percent"], runs[reference]["knn_h_percent"], n)
     # (a) BYOL's ablations collapse
     for name in ABLATIONS:
         if name not in runs:
@@ -235,12 +250,13 @@ def claims(runs, n):
         best, worst = ranked[-1], ranked[0]
         out[f"temperature matters: {label[best]} kNN above {label[worst]}"] = accuracy_above(
             runs[best]["knn_h_percent"], runs[worst]["knn_h_percent"], n)
-    # (c) the three methods at one budget, each pair in our order
-    compared = sorted((name for name in COMPARED if name in runs), key=lambda name: -runs[name]["knn_h_percent"])
-    for i, better in enumerate(compared):
-        for worse in compared[i + 1:]:
-            out[f"{label[better]} kNN above {label[worse]}"] = accuracy_above(
-                runs[better]["knn_h_percent"], runs[worse]["knn_h_percent"], n)
+    # (c) the three methods at one budget, each pair in our order; (d) the same for the methods before MoCo
+    for group in (COMPARED, BEFORE_MOCO):
+        compared = sorted((name for name in group if name in runs), key=lambda name: -runs[name]["knn_h_percent"])
+        for i, better in enumerate(compared):
+            for worse in compared[i + 1:]:
+                out[f"{label[better]} kNN above {label[worse]}"] = accuracy_above(
+                    runs[better]["knn_h_percent"], runs[worse]["knn_h_percent"], n)
     return out
 
 
@@ -274,7 +290,7 @@ def report(output, dataset):
     minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
     size = f"{budget['image_size']} x {budget['image_size']}" if budget.get("image_size") else "full-size"
     lines = [
-        f"# SimCLR, BYOL and MoCo v2 on {name} at a CPU budget",
+        f"# Self-supervised methods (SimCLR, BYOL, MoCo v2; InstDisc, InvaSpread, CMC) on {name} at a CPU budget",
         "",
         f"{name} ({size}), {budget['train_images']:,} training images x {budget['epochs']} epochs "
         f"({budget['steps_per_epoch'] * budget['epochs']} updates of batch {budget['batch_size']}) per method, "
@@ -305,6 +321,19 @@ def report(output, dataset):
         knn = f"{run['knn_h_percent']:.1f}" if run else "-"
         gain = f"{run['knn_h_percent'] - runs[RANDOM_INIT]['knn_h_percent']:+.1f}" if run and RANDOM_INIT in runs else "-"
         lines.append(f"| {method} | {knn} | {gain} | {published[method]} |")
+    before = [name for name in BEFORE_MOCO if name in runs]
+    if before:
+        lines += ["", f"Before MoCo (published, CIFAR-10 ResNet-18, not this budget): {PAPER['instdisc_cifar10']}; "
+                  f"{PAPER['invaspread_cifar10']}. Ours: kNN of h, the pooled backbone features (the papers' kNN "
+                  "is on the 128-d embedding).", "",
+                  "| method | ours: kNN h (%) | ours: probe h (%) | above its random init by (points) | published (%) |",
+                  "|---|---|---|---|---|"]
+        for name in before:
+            run, reference = runs[name], runs.get(OWN_RANDOM_INIT.get(name, RANDOM_INIT))
+            gain = f"{run['knn_h_percent'] - reference['knn_h_percent']:+.1f}" if reference else "-"
+            published_knn = PAPER.get(f"{name}_cifar10_knn_percent", "-")
+            lines.append(f"| {run['run']} | {_cell(run, 'knn_h_percent')} | {_cell(run, 'probe_h_percent')} | "
+                         f"{gain} | {published_knn} |")
     lines += ["", "Claims (a difference holds when it exceeds 2 binomial standard errors over the test images):", ""]
     lines += [claim_line(claim, c) for claim, c in metrics["claims"].items()]
     if metrics.get("notes"):  # what shows and what does not, added by hand after the run
@@ -365,14 +394,16 @@ def main(argv=None):
         path.unlink()
     saved = records(path, budget)
     done = saved.load()
-    for name in ([] if args.no_random_init else [RANDOM_INIT]) + names:
+    own_inits = [OWN_RANDOM_INIT[name] for name in names if name in OWN_RANDOM_INIT]
+    for name in ([] if args.no_random_init else [RANDOM_INIT, *own_inits]) + names:
         if name in done:
             print(f"== {name}: kept from {path} (same budget; --fresh retrains)", flush=True)
             continue
         print(f"== {name}", flush=True)
-        if name == RANDOM_INIT:
+        if name == RANDOM_INIT or name in OWN_RANDOM_INIT.values():
+            method = next((m for m, label in OWN_RANDOM_INIT.items() if label == name), "simclr")
             result = timed(random_init, args.dataset, data, batch_size, args.probe_epochs, args.seed,
-                           args.backbone)
+                           args.backbone, method)
         else:
             result = timed(train_and_evaluate, name, args.dataset, data, args.epochs, batch_size,
                            args.probe_epochs, args.seed, args.backbone, args.verbose)
