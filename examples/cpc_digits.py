@@ -40,8 +40,6 @@ the same encoder at its random initialisation.
 import math
 import os
 
-import numpy as np
-
 import keras
 
 from keras_paperzoo.callbacks import image_grid, save_png

@@ -95,7 +95,8 @@ class PatchGrid(keras.layers.Layer):
         (ph, pw), (sh, sw) = self.patch_size, self.stride
         rows, cols = grid_shape(images.shape[1:3], self.patch_size, self.stride)
         strips = ops.stack([images[:, r * sh: r * sh + ph] for r in range(rows)], axis=1)  # (B, rows, p, W, C)
-        return ops.stack([strips[:, :, :, c * sw: c * sw + pw] for c in range(cols)], axis=2)  # (B, rows, cols, p, p, C)
+        # (B, rows, cols, p, p, C)
+        return ops.stack([strips[:, :, :, c * sw: c * sw + pw] for c in range(cols)], axis=2)
 
     def compute_output_shape(self, input_shape):
         rows, cols = grid_shape(input_shape[1:3], self.patch_size, self.stride)
