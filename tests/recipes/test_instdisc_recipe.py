@@ -34,7 +34,7 @@ def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     # One bank row per training image; instdisc_tiny's 32 noise samples (fewer than half the 1500 digits).
     assert (saved["num_data"], saved["num_negatives"], saved["temperature"]) == (1500, 32, 0.07)
     assert (saved["feature_dim"], saved["bank_momentum"], saved["proximal"]) == (32, 0.5, 0.0)
-    assert saved["nce_z"] > 0 and saved["image_shape"] == [8, 8, 3]
+    assert saved["objective"] == "nce" and saved["nce_z"] > 0 and saved["image_shape"] == [8, 8, 3]
     assert not (tmp_path / "checkpoint").exists()
 
     model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
@@ -55,6 +55,8 @@ def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, 
     assert instdisc_recipe.negatives_for(4096, 1500) == 750 and instdisc_recipe.negatives_for(32, 1500) == 32
     assert instdisc_recipe.negatives_for(4096, 64) == 32 and instdisc_recipe.negatives_for(4096, 1) == 1
     assert instdisc_recipe.pretraining().indexed  # the batches carry each image's row
+    default = instdisc_recipe.pretraining().presets[instdisc_recipe.DEFAULT_PRESET]["arguments"]
+    assert default["loss"] == "softmax"  # NCE's fixed Z collapses on small data (the recipe's docstring)
     with pytest.raises(ValueError, match="'moco_tiny' is not a InstDisc preset; known: instdisc_cifar_resnet18"):
         instdisc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
     assert main(["train", "instdisc", "--preset", "instdisc_tiny", "--batch-size", "5000",

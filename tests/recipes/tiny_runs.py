@@ -14,7 +14,8 @@ FAST_ARGUMENTS = {
     "cpc": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
     "cmc": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],  # the recipe cuts the negatives to 32 of the 64 images
     "invaspread": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],
-    "instdisc": [*DEFAULT_ARGUMENTS, "--probe-epochs", "2"],  # the recipe cuts the noise samples to 32 of the 64 images
+    # NCE (instdisc_tiny), whose Z must resume too; the recipe cuts the noise samples to 32 of the 64 images.
+    "instdisc": [*DEFAULT_ARGUMENTS, "--preset", "instdisc_tiny", "--probe-epochs", "2"],
     # A 600-character text: windows (and samples) of 59 characters, not the built-in text's 128 (PyTorch's
     # cached decoding took 1 s of CPU per character under load).
     "gpt": ["--dataset", "{text}", *EPOCHS_AND_STEPS, "--batch-size", "4"],

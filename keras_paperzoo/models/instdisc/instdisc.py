@@ -15,7 +15,7 @@ from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.memory_bank import MemoryBank
 from keras_paperzoo.layers.nce_normalizer import NCENormalizer
 from keras_paperzoo.layers.projection_head import ProjectionHead
-from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits
+from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
 from keras_paperzoo.losses.nce import nce_loss
 from keras_paperzoo.models.instdisc.instdisc_presets import INSTDISC_PRESETS
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
@@ -23,6 +23,7 @@ from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_b
 from keras_paperzoo.training.ssl_sgd import contrastive_sgd
 
 OWNER = "InstDisc"
+LOSSES = ("nce", "softmax")
 
 
 def _is_int(value):
@@ -56,7 +57,11 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
     5. The NCE loss (eq. 6, `losses/nce.py`): -log h(i, v_i) - sum_j log(1 - h(j, v_j)),
        h = P / (P + m / n), averaged over the batch; plus the proximal term
        lambda ||f_i - v_i||^2 (Sec. 3.3: v_i^(t) = f_i is this step's feature,
-       v_i^(t-1) the stored row), also averaged over the batch.
+       v_i^(t-1) the stored row), also averaged over the batch. With
+       `loss="softmax"`: the cross-entropy of a softmax over the same 1 + m
+       scores, the positive the target (eq. 2 with the m sampled rows for all n;
+       the objective of the authors' later memory-bank models, "Softmax-CE loss
+       as in CPC/MoCo", their README), no Z.
     6. After the loss, V[i] <- normalize(m_b V[i] + (1 - m_b) f_i) for the batch
        (m_b = `bank_momentum`, 0.5: the authors' `--nce-m`; the paper writes
        f_i -> v_i, a replacement, m_b = 0).
@@ -75,6 +80,19 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
     process", takes its place). The default `proximal=0.0` is the authors' code;
     `applications/instdisc_proximal.py` measures lambda > 0 against it.
 
+    NCE on small data: with Z fixed from the first batch, NCE needs the features
+    to spread while the bank still holds its random rows. At initialisation the
+    embeddings of different images are nearly parallel (mean cosine 0.94-0.96 on
+    the digits for CIFAR ResNet-8 and -20, in Keras and in PyTorch); a pass over a small data set
+    (12 updates for 1,500 digits at batch 128, against 390 for the authors'
+    CIFAR-10 and 5,000 for ImageNet) fills the bank with them, every noise score
+    then nears 1 / tau while Z stays the first batch's, and the loss rises to its
+    maximum m log(1 + exp(1 / tau) n / (Z m)) with every embedding collapsed
+    onto one direction (measured here and with an independent PyTorch version of
+    the step, `benchmarks/torch_reference/instdisc.py`). The softmax over the
+    same rows has no Z and learns there; the `instdisc` recipe uses it on small
+    data.
+
     Inference (`model(images)`, `predict`) returns f, the normalised 128-d
     embedding, of the inference view (images resized and normalised, not
     augmented). `encoder` is backbone + pooling (h); `embedding` is images -> f.
@@ -92,6 +110,8 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         bank_momentum: m_b in [0, 1) of the bank update (0.5; 0 replaces rows).
         proximal: lambda >= 0 of the proximal term (0.0: the authors' code; the
             paper gives no value).
+        loss: "nce" (the paper's eq. 6) or "softmax" (cross-entropy over the
+            1 + m scores, no Z).
         augmentation: "default" (`MoCoAugmentation(version=1)` at the backbone's
             input size), a dict of its arguments, a Keras layer, or None (the
             images are used as given).
@@ -99,9 +119,10 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
             stop-gradient h (`probe_accuracy`), trained when `fit` gets labels.
         seed: int or None: the bank's initial rows and the noise draws.
 
-    Metrics: `loss` (NCE + proximal), `nce_loss` (eq. 6 alone), `proximal_loss`
-    (lambda ||f - v||^2) and `contrastive_accuracy` (how often the positive has
-    the largest of the 1 + m scores).
+    Metrics: `loss` (the objective + proximal), `nce_loss` (eq. 6 alone; with
+    the softmax, `softmax_loss`), `proximal_loss` (lambda ||f - v||^2) and
+    `contrastive_accuracy` (how often the positive has the largest of the 1 + m
+    scores).
 
     Example:
 
@@ -119,16 +140,18 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
     presets = INSTDISC_PRESETS
 
     def __init__(self, backbone, num_data, num_negatives=4096, temperature=0.07, feature_dim=128,
-                 bank_momentum=0.5, proximal=0.0, augmentation="default", num_classes=None, seed=None, **kwargs):
+                 bank_momentum=0.5, proximal=0.0, loss="nce", augmentation="default", num_classes=None, seed=None,
+                 **kwargs):
         kwargs.setdefault("name", "instdisc")
         super().__init__(**kwargs)
-        _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_momentum, proximal)
+        _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_momentum, proximal, loss)
         self.num_data = int(num_data)
         self.num_negatives = int(num_negatives)
         self.temperature = float(temperature)
         self.feature_dim = int(feature_dim)
         self.bank_momentum = float(bank_momentum)
         self.proximal = float(proximal)
+        self.objective = loss  # `loss` is keras.Model's attribute (set by compile); get_config maps it back
         self._setup(backbone, augmentation, num_classes, seed)
 
         # === Layers ===
@@ -141,8 +164,10 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         # === State updated outside gradient descent ===
         self.memory_bank = MemoryBank(self.num_data, self.feature_dim, momentum=self.bank_momentum, seed=seed,
                                       name="memory_bank")  # V: (n, d)
-        self.normalizer = NCENormalizer(self.num_data, name="nce_normalizer")  # Z
-        self.nce_loss_tracker = keras.metrics.Mean(name="nce_loss")
+        self.normalizer = None
+        if self.objective == "nce":
+            self.normalizer = NCENormalizer(self.num_data, name="nce_normalizer")  # Z
+        self.objective_loss_tracker = keras.metrics.Mean(name=f"{self.objective}_loss")  # nce_loss / softmax_loss
         self.proximal_loss_tracker = keras.metrics.Mean(name="proximal_loss")
         self.contrastive_accuracy_tracker = keras.metrics.Mean(name="contrastive_accuracy")
         self.built = True
@@ -158,8 +183,8 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
 
     @property
     def z(self):
-        """Z, the NCE normalising constant (0 until the first training batch sets it)."""
-        return self.normalizer.z
+        """Z, the NCE normalising constant (0 until the first training batch sets it); None for the softmax."""
+        return None if self.normalizer is None else self.normalizer.z
 
     # --- the method ---------------------------------------------------------------------
     def call(self, inputs, training=False):
@@ -185,20 +210,18 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         positives = self.memory_bank.read(index)  # (B, d): v_i^(t-1), the image's own row
         noise = self.memory_bank.read(self.memory_bank.sample(ops.shape(f)[0], self.num_negatives))  # (B, m, d)
         scores = contrastive_logits(f, positives, noise, self.temperature)  # (B, 1 + m): v . f / tau
-        probabilities = self.normalizer(ops.exp(scores))  # eq. (3): P(i | v) = exp(s) / Z, Z fixed (eq. 7)
-        nce = nce_loss(probabilities, self.num_data)  # eq. (6)
+        if self.objective == "nce":
+            probabilities = self.normalizer(ops.exp(scores))  # eq. (3): P(i | v) = exp(s) / Z, Z fixed (eq. 7)
+            objective = nce_loss(probabilities, self.num_data)  # eq. (6)
+        else:  # eq. (2)'s softmax over the same 1 + m rows, the positive the target (the authors' later models)
+            objective = info_nce_from_logits(scores)
         proximal = self.proximal * ops.mean(ops.sum(ops.square(f - positives), axis=-1))  # Sec. 3.3
         if training:
             self.memory_bank.update(index, f)  # after the reads: v_i <- normalize(m v_i + (1 - m) f_i)
-        self.nce_loss_tracker.update_state(nce)
+        self.objective_loss_tracker.update_state(objective)
         self.proximal_loss_tracker.update_state(proximal)
         self.contrastive_accuracy_tracker.update_state(contrastive_accuracy(scores))
-        return nce + proximal + self.probe_loss(y_pred["h"], y)
-
-    def nce_scores(self, features, index, noise_index):
-        """s = v . f / tau (B, 1 + m) for the features (B, d), their rows (B,) and noise rows (B, m)."""
-        return contrastive_logits(features, self.memory_bank.read(index), self.memory_bank.read(noise_index),
-                                  self.temperature)
+        return objective + proximal + self.probe_loss(y_pred["h"], y)
 
     def _view(self, images, training):
         if self.augmentation is None:
@@ -254,6 +277,9 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         return knn_accuracy(rows, labels, features, test_labels, k=min(int(k), self.num_data),
                             temperature=self.temperature if sigma is None else sigma)
 
+    def get_config(self):
+        return {**super().get_config(), "loss": self.objective}
+
     # --- the paper's optimizer --------------------------------------------------------------
     def paper_optimizer(self, batch_size=256, steps_per_epoch=None, epochs=None, learning_rate=None,
                         weight_decay=1e-4):
@@ -262,7 +288,7 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
                                weight_decay=weight_decay)
 
 
-def _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_momentum, proximal):
+def _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_momentum, proximal, loss):
     """Check InstDisc's arguments; each message names the value and the rule."""
     check_backbone(OWNER, backbone)
     for name, value in (("num_data", num_data), ("num_negatives", num_negatives), ("feature_dim", feature_dim)):
@@ -279,3 +305,5 @@ def _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_
         raise ValueError(f"{OWNER} bank_momentum must be a number in [0, 1); got bank_momentum={bank_momentum!r}.")
     if not _is_number(proximal) or not proximal >= 0:
         raise ValueError(f"{OWNER} proximal (lambda) must be a number >= 0; got proximal={proximal!r}.")
+    if loss not in LOSSES:
+        raise ValueError(f"{OWNER} loss must be 'nce' (the paper's) or 'softmax'; got loss={loss!r}.")

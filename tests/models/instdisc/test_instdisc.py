@@ -83,6 +83,15 @@ def test_the_step_is_nce_of_the_images_own_rows_against_numpy():
     others = np.setdiff1d(np.arange(12), order)
     np.testing.assert_array_equal(after[others], bank[others])
     assert _np(model.contrastive_accuracy_tracker.result()) == pytest.approx(np.mean(scores.argmax(1) == 0))
+    # loss="softmax": the cross-entropy over the same 1 + m scores, positive first; no Z.
+    softmax = _instdisc(num_data=12, num_negatives=6, temperature=0.1, loss="softmax")
+    bank = _np(softmax.bank)
+    noise = _noise_rows(softmax, len(order))
+    f = _np(softmax.embedding(images[order]))
+    loss = _np(softmax.compute_loss(x=x, training=True))
+    scores = np.concatenate([np.sum(f * bank[order], -1)[:, None], np.einsum("bd,bmd->bm", f, bank[noise])], 1) / 0.1
+    expected = np.mean(np.log(np.sum(np.exp(scores), 1)) - scores[:, 0])
+    assert loss == pytest.approx(expected, rel=1e-5) and softmax.z is None
 
 
 def test_loss_at_initialisation_is_the_analytic_value():
@@ -153,7 +162,7 @@ def test_proximal_term_is_lambda_mean_squared_distance_to_the_stored_row():
     loss = _np(model.compute_loss(x=with_index(images), training=True))
     proximal = 3.0 * np.mean(np.sum((f - bank) ** 2, axis=1))  # lambda ||v_i^(t) - v_i^(t-1)||^2, same i
     assert _np(model.proximal_loss_tracker.result()) == pytest.approx(proximal, rel=1e-5)
-    assert loss == pytest.approx(_np(model.nce_loss_tracker.result()) + proximal, rel=1e-5)
+    assert loss == pytest.approx(_np(model.objective_loss_tracker.result()) + proximal, rel=1e-5)
     assert proximal > 1.0  # random rows: ||f - v||^2 is about 2
 
 
@@ -198,6 +207,7 @@ def test_fit_on_raw_images_config_and_saved_model(tmp_path):
     clone = check_config_roundtrip(model)
     assert (clone.num_data, clone.num_negatives, clone.feature_dim, clone.temperature) == (16, 8, 8, 0.07)
     assert (clone.bank_momentum, clone.proximal, clone.num_classes, clone.seed) == (0.5, 0.0, 3, 0)
+    assert clone.objective == "nce" and check_config_roundtrip(_instdisc(loss="softmax")).objective == "softmax"
     loaded = check_saved_model(model, images[:4], tmp_path)  # outputs, weights (bank, Z), optimizer state
     np.testing.assert_allclose(np.linalg.norm(_np(loaded(images[:4])), axis=1), 1.0, rtol=1e-5)  # f: unit vectors
     assert loaded.encoder.output_shape == (None, 8)  # h
@@ -227,7 +237,7 @@ def test_compile_defaults_and_presets_are_the_papers():
     assert (on_ours.num_negatives, on_ours.temperature, on_ours.num_data) == (4096, 0.07, 5000)
     defaults = InstDisc(_backbone(), 4096)
     assert (defaults.num_negatives, defaults.temperature, defaults.feature_dim) == (4096, 0.07, 128)
-    assert (defaults.bank_momentum, defaults.proximal) == (0.5, 0.0)
+    assert (defaults.bank_momentum, defaults.proximal, defaults.objective) == (0.5, 0.0, "nce")
     assert defaults.head.widths == (128,) and not defaults.head.batch_norm  # one linear layer
     with pytest.raises(ValueError, match="loss .* fixed"):
         model.compile(loss="mse")
@@ -245,6 +255,8 @@ def test_bad_input_names_the_value_and_the_rule():
         _instdisc(bank_momentum=1.0)
     with pytest.raises(ValueError, match="proximal .* must be a number >= 0; got proximal=-1"):
         _instdisc(proximal=-1)
+    with pytest.raises(ValueError, match="loss must be 'nce' .* or 'softmax'; got loss='infonce'"):
+        _instdisc(loss="infonce")
     model = _instdisc(num_data=16, num_negatives=8)
     model.compile(optimizer=keras.optimizers.SGD(0.1))
     images = _images(16)
