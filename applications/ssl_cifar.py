@@ -80,7 +80,8 @@ RUNS = {
     "byol_no_predictor": ("byol", {"prediction_dims": None}, "BYOL, no predictor"),
     "byol_tau0": ("byol", {"tau_base": 0.0, "momentum_schedule": "constant"}, "BYOL, tau = 0"),
     "moco": ("moco", {}, "MoCo v2"),
-    "instdisc": ("instdisc", {}, "InstDisc"),
+    "instdisc": ("instdisc", {}, "InstDisc"),  # the recipe's default: the softmax over the 1 + m rows
+    "instdisc_nce": ("instdisc", {"loss": "nce"}, "InstDisc, NCE (the paper's objective)"),
     "invaspread": ("invaspread", {}, "InvaSpread"),
     "cmc": ("cmc", {}, "CMC"),
 }
@@ -90,7 +91,7 @@ OWN_RANDOM_INIT = {"cmc": "random init (CMC's encoders)"}
 ABLATIONS = ("byol_no_predictor", "byol_tau0")
 TEMPERATURES = ("simclr_t0.1", "simclr", "simclr_t1")
 COMPARED = ("simclr", "byol", "moco")
-BEFORE_MOCO = ("instdisc", "invaspread", "cmc")  # where the negatives come from: a bank, the batch, two banks
+BEFORE_MOCO = ("instdisc", "instdisc_nce", "invaspread", "cmc")  # where the negatives come from: a bank, the batch, two banks
 COLLAPSED = 0.2  # output_std below this fraction of 1 / sqrt(d) counts as collapsed
 PAPER = {
     "lightly_cifar10_knn_percent": {"SimCLR": 84.8, "BYOL": 86.8, "MoCo": 84.7},
