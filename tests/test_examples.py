@@ -27,7 +27,7 @@ SWITCH = "PAPERZOO_EXAMPLE_SMOKE"
 LEGS = ("tensorflow", "jax", "torch")
 SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_text(encoding="utf-8")]
 LEG = {"byol_digits": "tensorflow", "invaspread_digits": "tensorflow", "simclr_digits": "jax",
-       "instdisc_digits": "jax", "cpc_digits": "torch"}
+       "instdisc_digits": "jax", "cmc_digits": "jax", "cpc_digits": "torch"}
 
 
 def leg_of(path):
