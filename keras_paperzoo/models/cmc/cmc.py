@@ -275,8 +275,8 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         inputs = keras.Input(tuple(self.backbone.input_shape[1:3]) + (3,), name="images")
         luminance, chroma = self.lab_views(inputs)
         features = []
-        for view, network in (("l", self.backbone), ("ab", self.ab_backbone), ):
-            x = network(luminance if view == "l" else chroma)
+        for view, network, images in (("l", self.backbone, luminance), ("ab", self.ab_backbone, chroma)):
+            x = network(images)
             if len(x.shape) == 4:
                 x = keras.layers.GlobalAveragePooling2D(name=f"{view}_avg_pool")(x)
             features.append(x)
