@@ -3,7 +3,7 @@ Title: CMC: contrastive multiview coding of the L and ab channels of coloured di
 Author: keras-paperzoo
 Date created: 2026/11/25
 Last modified: 2026/11/25
-Description: Learn features without labels by telling which luminance and which chroma channels come from the same image.
+Description: Learn features without labels by matching each image's luminance to its own chroma channels.
 Accelerator: None
 """
 

@@ -225,7 +225,7 @@ def test_bad_input_names_the_value_and_rule():
         _cmc(bank_momentum=1)
     with pytest.raises(ValueError, match="temperature must be a number > 0; got 0"):
         _cmc(temperature=0)
-    with pytest.raises(ValueError, match=r"backbone encodes the L view, so it takes 1-channel images .*\(None, 8, 8, 3\)"):
+    with pytest.raises(ValueError, match=r"encodes the L view, so it takes 1-channel images .*\(None, 8, 8, 3\)"):
         _cmc(backbone=_backbone(channels=3))
     model = _cmc()
     gray = np.zeros((4, 8, 8, 1), "float32")
