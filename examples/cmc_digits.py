@@ -109,7 +109,7 @@ sends L to one encoder and ab to the other. Each encoder ends in a linear layer 
 running average of its features. A step scores the L features against the *ab* bank
 (the image's own row and m rows drawn at random) and the ab features against the L
 bank, and trains both directions to pick out their own image with noise-contrastive
-estimation (the paper's eq. 3, L(V1, V2) + L(V2, V1)). On 1,500 images, m is 750
+estimation (the paper's two-view loss L(V1, V2) + L(V2, V1)). On 1,500 images, m is 750
 (the paper draws 4096 of 1.28 million ImageNet rows). The data must say which image
 is which, so `fit` gets x = {"images": ..., "index": ...}.
 """

@@ -2,7 +2,7 @@
 
 The same step as `CMC.from_preset("cmc_cifar_resnet18", num_data=N, augmentation=None)` in
 keras-paperzoo, written from the paper (Tian, Krishnan, Isola 2019, "Contrastive
-Multiview Coding", Sec. 3.2 and 4.1) and the published description of the authors'
+Multiview Coding") and the published description of the authors'
 training loop (HobbitLong/CMC), with nothing beyond `torch`:
 
 - Views: each RGB image in [0, 1] is converted to CIE L*a*b* (sRGB gamma, the sRGB ->

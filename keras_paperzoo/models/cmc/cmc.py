@@ -47,8 +47,8 @@ class CMC(SelfSupervisedTrainer, keras.Model):
     2. z1 = normalize(W1 pool(f1(v1))), z2 = normalize(W2 pool(f2(v2))): one
        encoder per view (`backbone` for L, `ab_backbone` for ab) and a linear
        layer to `feature_dim` (128) on each, as the authors' `fc` + `l2norm`.
-    3. The two-view loss L(V1, V2) = L^{V1,V2} + L^{V2,V1} (paper eq. 3 with
-       eq. 2's h_theta({v1, v2}) = exp(cos(z1, z2) / tau)): z1 is scored against
+    3. The paper's two-view loss L(V1, V2) = L^{V1,V2} + L^{V2,V1}, with the
+       critic h({v1, v2}) = exp(z1 . z2 / tau) on unit features: z1 is scored against
        the ab memory bank, the row of its own image (the positive) and m =
        `num_negatives` rows drawn uniformly (`MemoryBank.sample`), and z2 against
        the L bank at the same rows. (The authors' `NCEAverage` scores the L
@@ -251,7 +251,7 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         self.ab_loss_tracker.update_state(ab_loss)
         accuracy = (contrastive_accuracy(logits["l"]) + contrastive_accuracy(logits["ab"])) / 2.0
         self.contrastive_accuracy_tracker.update_state(accuracy)
-        return l_loss + ab_loss + self.probe_loss(y_pred["h"], y)  # L(V1, V2), eq. 3
+        return l_loss + ab_loss + self.probe_loss(y_pred["h"], y)  # L(V1, V2) = L^{V1,V2} + L^{V2,V1}
 
     def fit(self, x=None, *args, **kwargs):
         """`keras.Model.fit`, after checking that every index of `x` has a row in the banks."""

@@ -1,6 +1,6 @@
 """`LabViews`: CMC's two views of an RGB image, its L and ab channels, normalised as the authors do.
 
-CMC (Tian et al. 2019, Sec. 4.1 on ImageNet) contrasts the luminance L of an image
+CMC (Tian et al. 2019), on ImageNet, contrasts the luminance L of an image
 with its chroma ab in the CIE L*a*b* colour space. The authors' `train_CMC.py`
 (HobbitLong/CMC) converts each augmented RGB crop with scikit-image's `rgb2lab` and
 normalises each channel to about [-1, 1] by the mid-point and half-range of its values
