@@ -32,18 +32,13 @@ Train on colour images (`--dataset cifar10`, an image folder or a `.npz`) to see
 learn; `examples/cmc_digits.py` colours the digits for this reason.
 """
 
-from keras_paperzoo.recipes.self_supervised import Pretraining, pretrain
+from keras_paperzoo.recipes.self_supervised import negatives_for, Pretraining, pretrain
 
 DEFAULT_PRESET = "cmc_resnet20_cifar"
 PAPER = ("CMC (Tian et al. 2019, ECCV 2020) ImageNet linear top-1: ResNet-50 per view 66.2 %, ResNet-50 x2 per view "
          "70.6 % (ECCV version); ImageNet-100, two half-width ResNet-50s, softmax, 4096 negatives: 75.8 % (authors' "
          "README)")
 DEFAULT_EPOCHS = 30
-
-
-def negatives_for(preset_count, num_images):
-    """The preset's number of negatives m, cut to at most half the training images (at least 1)."""
-    return max(1, min(preset_count, num_images // 2))
 
 
 def pretraining():

@@ -44,18 +44,13 @@ ImageNet rows, 0.3 %; from 1,500 digits they would repeat every row several time
 image); `digits` upsampled to 16 x 16 and cropped to at least half their area.
 """
 
-from keras_paperzoo.recipes.self_supervised import Pretraining, load_images, pretrain
+from keras_paperzoo.recipes.self_supervised import negatives_for, Pretraining, load_images, pretrain
 
 DEFAULT_PRESET = "instdisc_softmax_resnet20_cifar"
 PAPER = ("InstDisc (Wu et al. 2018) ImageNet ResNet-50: linear top-1 54.0 % on conv5 (CVPR version, as MoCo's "
          "Table cites it); CIFAR-10 ResNet-18 weighted kNN 80.8 % with the exact non-parametric softmax (Table 1; "
          "NCE with m = 4096 approaches it)")
 DEFAULT_EPOCHS = 30
-
-
-def negatives_for(preset_count, num_images):
-    """The preset's number of noise samples m, cut to at most half the training images (at least 1)."""
-    return max(1, min(preset_count, num_images // 2))
 
 
 def pretraining():

@@ -83,6 +83,13 @@ class Pretraining:
     image_size: Callable = _no_size
 
 
+def negatives_for(preset_count, num_images):
+    """A memory-bank preset's number of negatives m, cut to at most half the training images (at least 1):
+    InstDisc's and CMC's 4096 are drawn from 1.28M ImageNet rows; from 1,500 digits they would repeat every
+    row several times per image."""
+    return max(1, min(preset_count, num_images // 2))
+
+
 def load_images(dataset, image_size):
     """(x_train, y_train, x_test, y_test): RGB in [0, 1]; `digits` at 16 x 16 unless `image_size`."""
     from keras_paperzoo.data import load_dataset
