@@ -80,6 +80,9 @@ class Trainer:
             `compile(loss=...)` and `compile(metrics=...)` are refused.
         shared_network_arguments: trainer arguments that `build_backbones` receives
             too (GAN's `latent_dim`).
+        argument_attributes: constructor argument -> the attribute that holds it,
+            where the two names differ (`loss` is keras.Model's own attribute, so
+            InstDisc and CMC keep their `loss` argument in `objective`).
 
     Methods a trainer may implement:
         paper_optimizer(**recipe): the paper's optimizer (and schedule);
@@ -96,6 +99,7 @@ class Trainer:
     # Trainer arguments that also size the networks a preset builds (GAN's latent_dim, the
     # size of z and of the generator's input): `from_preset` gives them to `build_backbones` too.
     shared_network_arguments = ()
+    argument_attributes = {}
 
     # --- compile with the paper's recipe ------------------------------------------
     def paper_optimizer(self, **recipe):
@@ -148,7 +152,7 @@ class Trainer:
         """The constructor's arguments, read from the attributes of the same names."""
         config = {"name": self.name, "trainable": self.trainable}
         for name in _argument_names(type(self).__init__):
-            value = getattr(self, name)
+            value = getattr(self, self.argument_attributes.get(name, name))
             if isinstance(value, keras.layers.Layer) or hasattr(value, "get_config"):
                 value = keras.saving.serialize_keras_object(value)
             config[name] = value
@@ -211,23 +215,33 @@ class Trainer:
         )
 
     @classmethod
+    def backbone_class_for(cls, preset):
+        """The class that builds backbone preset `preset` (None: the trainer's own default network).
+
+        `backbone_class` unless a trainer has networks of several kinds (CPC's image
+        and sequence encoders).
+        """
+        return cls.backbone_class
+
+    @classmethod
     def build_backbones(cls, backbone_spec, overrides):
         """{backbone_argument: backbone} for a preset's "backbone" entry and the user's overrides."""
-        if cls.backbone_class is None:
+        backbone_class = cls.backbone_class_for(backbone_spec.get("preset"))
+        if backbone_class is None:
             raise ValueError(f"{cls.__name__} has no backbone class to build a preset's backbone from.")
         arguments = {**backbone_spec.get("overrides", {}), **overrides}
-        known = set(_argument_names(cls.backbone_class.__init__)) | {"name", "dtype", "trainable"}
+        known = set(_argument_names(backbone_class.__init__)) | {"name", "dtype", "trainable"}
         unknown = sorted(set(arguments) - known)
         if unknown:
             raise ValueError(
                 f"Unknown override(s) {unknown} for {cls.__name__}.from_preset: not an argument of "
                 f"{cls.__name__} ({', '.join(_argument_names(cls.__init__))}) nor of "
-                f"{cls.backbone_class.__name__} ({', '.join(sorted(known))})."
+                f"{backbone_class.__name__} ({', '.join(sorted(known))})."
             )
         if backbone_spec.get("preset"):
-            backbone = cls.backbone_class.from_preset(backbone_spec["preset"], **arguments)
+            backbone = backbone_class.from_preset(backbone_spec["preset"], **arguments)
         else:
-            backbone = cls.backbone_class(**arguments)
+            backbone = backbone_class(**arguments)
         return {cls.backbone_argument: backbone}
 
 

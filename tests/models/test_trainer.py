@@ -202,9 +202,9 @@ def test_every_trainer_preset_follows_the_schema():
             assert set(preset["backbone"]) == {"preset", "overrides"}, where
             assert isinstance(preset["backbone"]["overrides"], dict), where
             assert set(preset["arguments"]) <= own, f"{where}: {sorted(set(preset['arguments']) - own)}"
-            backbone_class = cls.backbone_class
+            backbone_preset = preset["backbone"]["preset"]
+            backbone_class = cls.backbone_class_for(backbone_preset)
             if backbone_class is not None:
-                backbone_preset = preset["backbone"]["preset"]
                 assert backbone_preset is None or backbone_preset in backbone_class.presets, where
                 known = set(_init_arguments(backbone_class)) | {"name", "dtype", "trainable"}
                 assert set(preset["backbone"]["overrides"]) <= known, where

@@ -120,6 +120,7 @@ class CMC(SelfSupervisedTrainer, keras.Model):
 
     backbone_class = ResNetBackbone
     presets = CMC_PRESETS
+    argument_attributes = {"loss": "objective"}
 
     def __init__(self, backbone, num_data, ab_backbone=None, num_negatives=4096, temperature=0.07, feature_dim=128,
                  bank_momentum=0.5, loss="nce", augmentation="default", num_classes=None, seed=None, **kwargs):
@@ -141,7 +142,7 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         self.temperature = float(temperature)
         self.feature_dim = int(feature_dim)
         self.bank_momentum = float(bank_momentum)
-        self.objective = loss  # `loss` is keras.Model's attribute (set by compile); get_config maps it back
+        self.objective = loss  # `loss` is keras.Model's attribute (set by compile)
         self._setup(backbone, augmentation, None, seed)  # the probe is built below, on both views' features
         self.ab_backbone = ab_backbone
         self.num_classes = num_classes
@@ -284,9 +285,6 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         return keras.Model(inputs, outputs, name=f"{self.name}_encoder")
 
     # --- config and presets -------------------------------------------------------------------
-    def get_config(self):
-        return {**super().get_config(), "loss": self.objective}
-
     @classmethod
     def _network_arguments(cls):
         return ("backbone", "ab_backbone")

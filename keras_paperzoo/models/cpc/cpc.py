@@ -408,9 +408,6 @@ class CPC(SelfSupervisedTrainer, keras.Model):
         return math.log(batch_size * grid_size[0] * grid_size[1])
 
     @classmethod
-    def build_backbones(cls, backbone_spec, overrides):
-        """A preset's encoder: a `CPCResNet` or, for the sequence presets, a `StridedConvEncoder`."""
-        name = backbone_spec.get("preset")
-        encoder_class = StridedConvEncoder if name in StridedConvEncoder.presets else CPCResNet
-        arguments = {**backbone_spec.get("overrides", {}), **overrides}
-        return {"backbone": encoder_class.from_preset(name, **arguments) if name else encoder_class(**arguments)}
+    def backbone_class_for(cls, preset):
+        """`StridedConvEncoder` for the sequence presets' encoders, else `CPCResNet`."""
+        return StridedConvEncoder if preset in StridedConvEncoder.presets else CPCResNet

@@ -138,6 +138,7 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
 
     backbone_class = ResNetBackbone
     presets = INSTDISC_PRESETS
+    argument_attributes = {"loss": "objective"}
 
     def __init__(self, backbone, num_data, num_negatives=4096, temperature=0.07, feature_dim=128,
                  bank_momentum=0.5, proximal=0.0, loss="nce", augmentation="default", num_classes=None, seed=None,
@@ -151,7 +152,7 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         self.feature_dim = int(feature_dim)
         self.bank_momentum = float(bank_momentum)
         self.proximal = float(proximal)
-        self.objective = loss  # `loss` is keras.Model's attribute (set by compile); get_config maps it back
+        self.objective = loss  # `loss` is keras.Model's attribute (set by compile)
         self._setup(backbone, augmentation, num_classes, seed)
 
         # === Layers ===
@@ -276,9 +277,6 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         rows = keras.ops.convert_to_numpy(self.bank)  # (n, d)
         return knn_accuracy(rows, labels, features, test_labels, k=min(int(k), self.num_data),
                             temperature=self.temperature if sigma is None else sigma)
-
-    def get_config(self):
-        return {**super().get_config(), "loss": self.objective}
 
     # --- the paper's optimizer --------------------------------------------------------------
     def paper_optimizer(self, batch_size=256, steps_per_epoch=None, epochs=None, learning_rate=None,
