@@ -146,6 +146,10 @@ API = [
     Case("classifier with one class", lambda f: _imported("keras_paperzoo.models", "ImageClassifier")(
         _imported("keras_paperzoo.models", "ResNetBackbone").from_preset("resnet20_cifar"), num_classes=1),
          ValueError, "got 1"),
+    Case("memory bank smaller than its negatives", lambda f: _imported("keras_paperzoo.layers", "MemoryBank")(
+        16, 4).sample(2, 4096), ValueError, "16 rows cannot give 4096 negatives"),
+    Case("CMC on grey images", lambda f: _imported("keras_paperzoo.models", "CMC").from_preset("cmc_tiny", num_data=32)(
+        np.zeros((4, 32, 32, 1), "float32")), ValueError, "got shape (4, 32, 32, 1)"),
     Case("tokenizer repeats a character", _call("keras_paperzoo.data.char_text", "CharTokenizer", "abca"), ValueError,
          "distinct"),
     Case("character outside the vocabulary", lambda f: _imported("keras_paperzoo.data.char_text", "CharTokenizer")(
@@ -185,6 +189,15 @@ CLI = [
     Case("GPT preset", ["train", "gpt", "--preset", "gpt5"], 2, "'gpt5'"),
     Case("BERT preset", ["train", "bert", "--preset", "bert_giant"], 2, "'bert_giant'"),
     Case("Transformer preset", ["train", "transformer", "--preset", "transformer_xl"], 2, "'transformer_xl'"),
+    Case("SimCLR preset", ["train", "simclr", "--preset", "simclr_xyz"], 2, "'simclr_xyz'"),
+    Case("BYOL preset", ["train", "byol", "--preset", "byol_v3"], 2, "'byol_v3'"),
+    Case("InstDisc preset", ["train", "instdisc", "--preset", "instdisc_huge"], 2, "'instdisc_huge'"),
+    Case("InvaSpread preset", ["train", "invaspread", "--preset", "invaspread_v2"], 2, "'invaspread_v2'"),
+    Case("CMC preset", ["train", "cmc", "--preset", "cmc_huge"], 2, "'cmc_huge'"),
+    Case("CPC sequence preset for the image recipe", ["train", "cpc", "--preset", "cpc_audio"], 2, "'cpc_audio'"),
+    Case("CPC grid that does not fit the image", ["train", "cpc", "--image-size", "17"], 2,
+         "image height 17 does not fit 4-pixel patches at stride 2"),
+    Case("InstDisc batch larger than the bank", ["train", "instdisc", "--batch-size", "4000"], 2, "--batch-size 4000"),
     Case("stray label 5000 in .npz", ["train", "resnet-cifar", "--dataset", "{stray_npz}"], 2, "Label 5000"),
     Case("negative label in .npz", ["train", "resnet-cifar", "--dataset", "{negative_npz}"], 2, "label -1"),
     Case("empty .npz", ["train", "gan", "--dataset", "{empty_npz}"], 2, "has no images"),

@@ -155,7 +155,7 @@ def pretrain(args, pretraining, extra_callbacks=()):
     run = common.start_run(args, name)
     preset = getattr(args, "preset", None) or pretraining.default_preset
     if preset not in pretraining.presets:
-        raise RecipeError(f"--preset {preset!r} is not a {pretraining.trainer.__name__} preset; known: "
+        raise RecipeError(f"--preset {preset!r} is not one of the {pretraining.trainer.__name__} presets; known: "
                           f"{', '.join(sorted(pretraining.presets))}")
     dataset = args.dataset or "digits"
     x_train, y_train, x_test, y_test = load_images(dataset, args.image_size or pretraining.image_size(preset))

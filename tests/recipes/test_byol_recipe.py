@@ -38,7 +38,7 @@ def test_recipe_trains_evaluates_and_saves_the_online_encoder(tmp_path):
 
 
 def test_preset_errors_name_the_known_presets(tmp_path, capsys):
-    with pytest.raises(ValueError, match="'simclr_tiny' is not a BYOL preset; known: byol_cifar_resnet18"):
+    with pytest.raises(ValueError, match="'simclr_tiny' is not one of the BYOL presets; known: byol_cifar_resnet18"):
         byol_recipe.run(_args(tmp_path / "a", preset="simclr_tiny"))
     assert main(["train", "byol", "--preset", "resnet20_cifar", "--output-dir", str(tmp_path / "b")]) == 2
-    assert "'resnet20_cifar' is not a BYOL preset" in capsys.readouterr().err
+    assert "'resnet20_cifar' is not one of the BYOL presets" in capsys.readouterr().err

@@ -48,7 +48,7 @@ def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
 def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, capsys):
     assert cmc_recipe.negatives_for(4096, 1500) == 750 and cmc_recipe.negatives_for(32, 1500) == 32
     assert cmc_recipe.negatives_for(4096, 64) == 32 and cmc_recipe.negatives_for(4096, 1) == 1
-    with pytest.raises(ValueError, match="'moco_tiny' is not a CMC preset; known: cmc_cifar_resnet18"):
+    with pytest.raises(ValueError, match="'moco_tiny' is not one of the CMC presets; known: cmc_cifar_resnet18"):
         cmc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
     assert main(["train", "cmc", "--preset", "cmc_tiny", "--batch-size", "5000",
                  "--output-dir", str(tmp_path / "b")]) == 2

@@ -40,7 +40,7 @@ def test_cli_trains_evaluates_and_saves_the_pooled_patch_encoder(tmp_path):
 
 
 def test_preset_size_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
-    with pytest.raises(ValueError, match="'cpc_audio' is not a CPC preset; known: cpc_tiny, cpc_v1_cifar"):
+    with pytest.raises(ValueError, match="'cpc_audio' is not one of the CPC presets; known: cpc_tiny, cpc_v1_cifar"):
         cpc_recipe.run(_args(tmp_path / "a", preset="cpc_audio"))  # a sequence preset takes no images
     assert main(["train", "cpc", "--preset", "cpc_tiny", "--image-size", "15", "--output-dir",
                  str(tmp_path / "b")]) == 2

@@ -57,7 +57,7 @@ def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, 
     assert instdisc_recipe.pretraining().indexed  # the batches carry each image's row
     default = instdisc_recipe.pretraining().presets[instdisc_recipe.DEFAULT_PRESET]["arguments"]
     assert default["loss"] == "softmax"  # NCE's fixed Z collapses on small data (the recipe's docstring)
-    with pytest.raises(ValueError, match="'moco_tiny' is not a InstDisc preset; known: instdisc_cifar_resnet18"):
+    with pytest.raises(ValueError, match="'moco_tiny' is not one of the InstDisc presets; known: instdisc_cifar_resnet18"):
         instdisc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
     assert main(["train", "instdisc", "--preset", "instdisc_tiny", "--batch-size", "5000",
                  "--output-dir", str(tmp_path / "b")]) == 2

@@ -50,7 +50,7 @@ def test_cli_trains_evaluates_and_saves_the_model_and_its_encoder(tmp_path):
 
 
 def test_preset_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
-    with pytest.raises(ValueError, match="'simclr_tiny' is not a InvaSpread preset; known: invaspread_cifar_resnet18"):
+    with pytest.raises(ValueError, match="'simclr_tiny' is not one of the InvaSpread presets; known: invaspread_cifar_resnet18"):
         invaspread_recipe.run(_args(tmp_path / "a", preset="simclr_tiny"))
     assert main(["train", "invaspread", "--preset", "invaspread_tiny", "--batch-size", "5000",
                  "--output-dir", str(tmp_path / "b")]) == 2

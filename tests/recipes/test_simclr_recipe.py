@@ -42,7 +42,7 @@ def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
 
 
 def test_preset_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
-    with pytest.raises(ValueError, match="'byol_tiny' is not a SimCLR preset; known: simclr_cifar_resnet18"):
+    with pytest.raises(ValueError, match="'byol_tiny' is not one of the SimCLR presets; known: simclr_cifar_resnet18"):
         simclr_recipe.run(_args(tmp_path / "a", preset="byol_tiny"))
     assert main(["train", "simclr", "--preset", "simclr_tiny", "--batch-size", "5000",
                  "--output-dir", str(tmp_path / "b")]) == 2

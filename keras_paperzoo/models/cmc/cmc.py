@@ -293,6 +293,8 @@ class CMC(SelfSupervisedTrainer, keras.Model):
     def build_backbones(cls, backbone_spec, overrides):
         """A preset's network built twice: for L (1 channel, `backbone`) and for ab (2 channels, `ab_backbone`)."""
         shape = overrides.get("image_shape", backbone_spec.get("overrides", {}).get("image_shape"))
+        if shape is None and backbone_spec.get("preset"):  # the backbone preset's own size, with 1 or 2 channels
+            shape = cls.backbone_class.presets[backbone_spec["preset"]]["config"].get("image_shape")
         networks = {}
         for argument, channels in VIEW_CHANNELS:
             view = dict(overrides)

@@ -204,6 +204,8 @@ def test_presets_and_the_papers_optimizer():
     tiny = CMC.from_preset("cmc_tiny", image_shape=(16, 16, 3), num_data=64)
     assert (tiny.backbone.input_shape, tiny.ab_backbone.input_shape) == ((None, 16, 16, 1), (None, 16, 16, 2))
     assert tiny.encoder.output_shape == (None, 16) and tiny.num_negatives == 32
+    small = CMC.from_preset("cmc_resnet20_cifar", num_data=5000)  # the backbone preset's own 32 x 32
+    assert (small.backbone.input_shape, small.ab_backbone.input_shape) == ((None, 32, 32, 1), (None, 32, 32, 2))
     model = _cmc(num_data=1000)
     model.compile(batch_size=100)  # 10 updates per epoch x 240 epochs
     optimizer = model.optimizer
