@@ -27,10 +27,13 @@ cropped to at least half their area.
 
 Colour matters: the embedded `digits` are grayscale, so their ab channels are zero
 everywhere and the ab view is a constant image; the two views then share nothing
-and CMC has nothing to learn (the default run is a smoke run of the machinery).
-Train on colour images (`--dataset cifar10`, an image folder or a `.npz`) to see it
-learn; `examples/cmc_digits.py` colours the digits for this reason.
+and CMC has nothing to learn (the default run is a smoke run of the machinery, and
+says so: `grey_images_note` is printed and kept in metrics.json's "notes"). Train on
+colour images (`--dataset cifar10`, an image folder or a `.npz`) to see it learn;
+`examples/cmc_digits.py` colours the digits for this reason.
 """
+
+import numpy as np
 
 from keras_paperzoo.recipes.self_supervised import negatives_for, Pretraining, pretrain
 
@@ -54,7 +57,18 @@ def pretraining():
                 "feature_dim": cmc.feature_dim, "loss_type": cmc.objective}
 
     return Pretraining("cmc", CMC, CMC_PRESETS, DEFAULT_PRESET, PAPER, default_epochs=DEFAULT_EPOCHS,
-                       overrides=overrides, describe=describe, indexed=True)
+                       overrides=overrides, describe=describe, indexed=True,
+                       notes=grey_images_note)
+
+
+def grey_images_note(images):
+    """[a note] when every pixel has R = G = B (within 1/255): their ab view is a constant image."""
+    images = np.asarray(images[:1024], dtype="float32")  # (n, H, W, 3) in [0, 1]
+    if np.max(np.abs(np.diff(images, axis=-1))) > 1 / 255:
+        return []
+    return ["the training images are grey (R = G = B), so CMC's ab view is a constant image and the two views share "
+            "nothing to learn: this run only exercises the machinery; train on colour images (--dataset cifar10, "
+            "a folder of images or a .npz) to see CMC learn"]
 
 
 def run(args, extra_callbacks=()):

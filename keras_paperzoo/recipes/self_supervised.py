@@ -27,6 +27,7 @@ and `pretrain(args, pretraining)` does the rest:
 """
 
 import dataclasses
+import sys
 from typing import Callable
 
 import numpy as np
@@ -44,6 +45,10 @@ def _nothing(*args):
 
 def _no_size(preset):
     return None
+
+
+def _no_notes(images):
+    return []
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +72,9 @@ class Pretraining:
         image_size: `(preset) -> int or None`, the images' side without
             `--image-size`; None: `digits` at 16 x 16, other datasets at their own
             size (CPC: the preset's, which its grid of patches is cut to fit).
+        notes: `(training images) -> [str]`, what the user should know about this
+            data for this method (CMC on grey images); printed and kept in
+            metrics.json under "notes".
     """
 
     recipe: str
@@ -81,6 +89,7 @@ class Pretraining:
     describe: Callable = _nothing
     indexed: bool = False
     image_size: Callable = _no_size
+    notes: Callable = _no_notes
 
 
 def negatives_for(preset_count, num_images):
@@ -162,6 +171,9 @@ def pretrain(args, pretraining, extra_callbacks=()):
     batch_size = args.batch_size or pretraining.default_batch_size
     if batch_size > len(x_train):
         raise RecipeError(f"--batch-size {batch_size} is larger than the {len(x_train)} training images.")
+    notes = pretraining.notes(x_train)
+    for note in notes:
+        print(f"paperzoo: note: {note}", file=sys.stderr)
 
     crop_scale = DIGITS_CROP_SCALE if dataset == "digits" else None
     try:
@@ -199,6 +211,7 @@ def pretrain(args, pretraining, extra_callbacks=()):
     metrics.update(pretraining.describe(model))
     metrics.update(
         {
+            **({"notes": notes} if notes else {}),
             "paper": pretraining.paper,
             "preset": preset,
             "dataset": str(dataset),

@@ -34,6 +34,7 @@ def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
     assert (saved["num_data"], saved["num_negatives"], saved["loss_type"]) == (1500, 32, "nce")
     assert (saved["temperature"], saved["feature_dim"], saved["image_shape"]) == (0.1, 32, [8, 8, 3])
     assert not (tmp_path / "checkpoint").exists()
+    assert len(saved["notes"]) == 1 and "the training images are grey (R = G = B)" in saved["notes"][0]
 
     model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     assert type(model).__name__ == "CMC" and model.l_bank.bank.shape == (1500, 32)
@@ -43,6 +44,14 @@ def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
     images = np.random.default_rng(0).normal(size=(4, 8, 8, 3)).astype("float32")  # normalised RGB
     np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
                                atol=1e-5)
+
+
+def test_grey_images_get_a_note_and_colour_images_none():
+    grey = np.repeat(np.random.default_rng(0).random((10, 8, 8, 1)), 3, axis=-1)  # R = G = B
+    assert len(cmc_recipe.grey_images_note(grey)) == 1
+    colour = grey.copy()
+    colour[3, 2, 2, 0] += 0.01  # one pixel of one image with a tint is colour enough
+    assert cmc_recipe.grey_images_note(colour) == []
 
 
 def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, capsys):
