@@ -84,14 +84,18 @@ RUNS = {
     "instdisc_nce": ("instdisc", {"loss": "nce"}, "InstDisc, NCE (the paper's objective)"),
     "invaspread": ("invaspread", {}, "InvaSpread"),
     "cmc": ("cmc", {}, "CMC"),
+    "cpc": ("cpc", {}, "CPC v1"),  # the recipe's cpc_v1_small: a 7 x 7 grid of 4-px patches at 16 px
 }
 # Methods whose encoder is not the shared one (CMC: two half-width encoders, L and ab): their own untrained
 # encoder is the reference of their "above random init" claim.
-OWN_RANDOM_INIT = {"cmc": "random init (CMC's encoders)"}
+OWN_RANDOM_INIT = {"cmc": "random init (CMC's encoders)", "cpc": "random init (CPC's patch encoder)"}
+# Methods whose encoder is not a ResNet of `BACKBONES` (CPC's pre-activation patch ResNet): their preset's own.
+OWN_BACKBONE = ("cpc",)
 ABLATIONS = ("byol_no_predictor", "byol_tau0")
 TEMPERATURES = ("simclr_t0.1", "simclr", "simclr_t1")
 COMPARED = ("simclr", "byol", "moco")
-BEFORE_MOCO = ("instdisc", "instdisc_nce", "invaspread", "cmc")  # where the negatives come from: a bank, the batch, two banks
+# where the negatives come from: a bank, the batch, two banks, other patches and images
+BEFORE_MOCO = ("instdisc", "instdisc_nce", "invaspread", "cmc", "cpc")
 COLLAPSED = 0.2  # output_std below this fraction of 1 / sqrt(d) counts as collapsed
 PAPER = {
     "lightly_cifar10_knn_percent": {"SimCLR": 84.8, "BYOL": 86.8, "MoCo": 84.7},
@@ -105,6 +109,8 @@ PAPER = {
     "instdisc_cifar10": "Wu et al. 2018, Table 1: ResNet-18, CIFAR-10, weighted kNN of the 128-d features, 80.8 %",
     "invaspread_cifar10_knn_percent": 83.6,
     "invaspread_cifar10": "Ye et al. 2019, Table 1: ResNet-18, CIFAR-10, kNN of the 128-d embedding, 83.6 %",
+    "cpc": "van den Oord et al. 2018, Sec. 3.2: ImageNet linear top-1 48.7 % (CPC v1); lightning-bolts' CPC v2, "
+           "CIFAR-10: 84.52 % (linear); no kNN published",
 }
 
 
@@ -137,8 +143,9 @@ def build(name, dataset, data, batch_size, seed, backbone="resnet8"):
     recipe, overrides, _ = RUNS[name]
     pretraining = recipes.RECIPES[recipe].load().pretraining()
     crop_scale = None if dataset == "cifar10" else DIGITS_CROP_SCALE
+    networks = {} if recipe in OWN_BACKBONE else BACKBONES[backbone]
     trainer, mean, std = build_trainer(pretraining, pretraining.default_preset, data[0], batch_size, seed,
-                                       crop_scale, **BACKBONES[backbone], **overrides)
+                                       crop_scale, **networks, **overrides)
     return trainer, pretraining, lambda x: ((x - mean) / std).astype("float32")
 
 
