@@ -28,3 +28,26 @@ def shared_data():
     if not path.is_dir():
         pytest.skip(f"shared data folder {path} is absent; set PAPERZOO_SHARED_DATA")
     return path
+
+
+# --- one leg for end-to-end runs --------------------------------------------------------------
+ALL_LEGS = "PAPERZOO_TEST_ALL_RECIPES"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "one_leg(backend): an end-to-end run (a recipe's CLI, an application script) whose backend-specific parts "
+        "are tested on every leg elsewhere (the trainer's own tests, the recipe's kill-and-resume on another leg): "
+        f"run on `backend`'s leg only, unless ${ALL_LEGS}=1",
+    )
+
+
+def pytest_runtest_setup(item):
+    marker = item.get_closest_marker("one_leg")
+    if marker is None or os.environ.get(ALL_LEGS):
+        return
+    import keras
+
+    if keras.backend.backend() != marker.args[0]:
+        pytest.skip(f"an end-to-end run, on the {marker.args[0]} leg only (${ALL_LEGS}=1: every leg)")

@@ -48,6 +48,7 @@ def test_claims_compare_the_right_numbers_with_their_margin(resnet_cifar):
     assert resnet_cifar.claims({"resnet20_cifar": run(1, 1)}, {"test_images": 1, "train_images": 1}) == {}
 
 
+@pytest.mark.one_leg("torch")
 def test_both_scripts_run_a_tiny_budget_and_write_their_reports(tmp_path, resnet_cifar):
     from PIL import Image
 

@@ -46,6 +46,7 @@ def test_momentum_claims_use_two_standard_errors(moco_cifar):
         moco_cifar.parse_momenta("1.5")
 
 
+@pytest.mark.one_leg("torch")
 def test_moco_script_runs_a_tiny_budget_and_reports(tmp_path, moco_cifar):
     args = ["--dataset", "digits", "--preset", "moco_tiny", "--momenta", "0", "--train-images", "128",
             "--test-images", "60", "--epochs", "1", "--batch-size", "64", "--probe-epochs", "1",
@@ -69,6 +70,7 @@ def test_moco_script_runs_a_tiny_budget_and_reports(tmp_path, moco_cifar):
     assert moco_cifar.main(["--dataset", "digits", "--output-dir", str(tmp_path), "--report-only"]) == 0
 
 
+@pytest.mark.one_leg("torch")
 def test_mae_script_runs_a_tiny_budget_and_reports(tmp_path, mae_cifar):
     from PIL import Image
 

@@ -8,6 +8,7 @@ import pytest
 from tests.applications.scripts import load_application
 
 
+@pytest.mark.one_leg("torch")
 def test_tiny_budget_writes_metrics_and_results(tmp_path, shared_data):
     pytest.importorskip("sacrebleu")
     app = load_application("transformer_multi30k")

@@ -19,6 +19,7 @@ def _args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
+@pytest.mark.one_leg("torch")
 def test_bert_recipe_on_the_sample(tmp_path, monkeypatch):
     from keras_paperzoo.models.bert import BertBackbone
 

@@ -12,6 +12,7 @@ from keras_paperzoo.recipes import byol as byol_recipe
 from tests.recipes.test_moco_recipe import _SeedStates, _args
 
 
+@pytest.mark.one_leg("torch")
 def test_recipe_trains_evaluates_and_saves_the_online_encoder(tmp_path):
     seeds = _SeedStates()
     metrics = byol_recipe.run(_args(tmp_path, preset="byol_tiny", steps_per_epoch=2), extra_callbacks=[seeds])

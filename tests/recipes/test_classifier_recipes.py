@@ -39,6 +39,7 @@ def resnet20_run(tmp_path_factory):
     return out
 
 
+@pytest.mark.one_leg("torch")
 def test_resnet_cifar_trains_on_digits_and_writes_metrics(resnet20_run):
     metrics = json.loads((resnet20_run / "metrics.json").read_text())
     assert metrics["preset"] == "resnet20_cifar"
@@ -53,6 +54,7 @@ def test_resnet_cifar_trains_on_digits_and_writes_metrics(resnet20_run):
     assert loaded.output_shape == (None, 10)
 
 
+@pytest.mark.one_leg("torch")
 @pytest.mark.parametrize("fmt, suffix", [("saved_model", "_saved_model"), ("litert", ".tflite")])
 def test_classifier_exports_with_the_numeric_check(resnet20_run, fmt, suffix, capsys):
     model = resnet20_run / "model.keras"
@@ -63,6 +65,7 @@ def test_classifier_exports_with_the_numeric_check(resnet20_run, fmt, suffix, ca
     assert model.with_name("model" + suffix).exists()
 
 
+@pytest.mark.one_leg("torch")
 def test_resumed_classifier_run_ends_with_the_uninterrupted_weights(tmp_path):
     straight, broken = tmp_path / "straight", tmp_path / "broken"
     classifier.run(_args(straight))

@@ -21,6 +21,7 @@ def _args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
+@pytest.mark.one_leg("torch")
 def test_gpt_recipe_on_the_built_in_text_writes_metrics_samples_and_model(tmp_path, monkeypatch):
     # The default run with a one-layer model and short samples: XLA compile time dominates.
     monkeypatch.setattr(recipe, "SAMPLE_LENGTH", 24)
@@ -60,6 +61,7 @@ def test_gpt_recipe_rejects_bad_requests_and_text_files_load(tmp_path):
     assert load_text(path) == "héllo\n" * 3
 
 
+@pytest.mark.one_leg("torch")
 def test_shakespeare_application_runs_a_tiny_budget_and_reports_beside_the_published_figure(
     tmp_path, monkeypatch, shared_data
 ):

@@ -30,6 +30,7 @@ class _SeedStates(keras.callbacks.Callback):
         self.states = [np.asarray(keras.ops.convert_to_numpy(v)) for v in seed_generator_states(self.model)]
 
 
+@pytest.mark.one_leg("tensorflow")
 def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     seeds = _SeedStates()
     metrics = moco_recipe.run(_args(tmp_path), extra_callbacks=[seeds])
@@ -63,5 +64,5 @@ def test_queue_size_and_preset_errors(tmp_path):
     assert moco_recipe.queue_size_for(256, 16, 1500) == 256
     # Batch-norm groups: 8 (the paper's GPUs) when each keeps at least 8 images.
     assert [moco_recipe.shuffle_bn_splits_for(b) for b in (256, 128, 64, 48, 16, 12, 7)] == [8, 8, 8, 4, 2, 1, 1]
-    with pytest.raises(RecipeError, match="not a MoCo preset"):
+    with pytest.raises(RecipeError, match="not one of the MoCo presets"):
         moco_recipe.run(_args(tmp_path, preset="resnet20_cifar"))

@@ -21,6 +21,7 @@ def args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
+@pytest.mark.one_leg("tensorflow")
 def test_toy_run_writes_model_metrics_and_translations(tmp_path, monkeypatch):
     def small_corpus(dataset, seed):
         return ("toy", toy_translation_corpus(64, seed), toy_translation_corpus(16, seed + 1),
@@ -57,6 +58,7 @@ def test_repetitive_count_flags_runs_of_characters_and_words():
     assert transformer.repetitive_count(texts) == 2
 
 
+@pytest.mark.one_leg("tensorflow")
 def test_snapshots_are_averaged_and_the_vocabulary_is_cached(tmp_path, monkeypatch):
     """Three epochs with snapshots, the mean of the last two loaded; alpha picked on validation."""
     def small_corpus(dataset, seed):

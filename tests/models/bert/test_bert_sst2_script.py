@@ -30,6 +30,7 @@ def _tiny(data, seeds="0,1"):
             "--lr", "1e-4", "--finetune-seeds", seeds, "--verbose", "0"]
 
 
+@pytest.mark.one_leg("torch")
 @pytest.mark.slow  # a pre-training and four fine-tunings: about a minute on a quiet CPU
 def test_bert_sst2_tiny_budget(tmp_path):
     _fake_shared_data(tmp_path / "data")
@@ -84,9 +85,7 @@ def test_bert_sst2_tiny_budget(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(keras.backend.backend() == "jax", reason="the script's own logic (runs apart, merged, "
-                    "pre-trained further) is backend-independent; on JAX its compilations alone take minutes, and "
-                    "test_bert_sst2_tiny_budget runs the script there")
+@pytest.mark.one_leg("torch")
 def test_bert_sst2_arms_apart_merged_and_pretrained_further(tmp_path):
     _fake_shared_data(tmp_path / "data")
     module = load_application("bert_sst2")
