@@ -18,6 +18,9 @@ test images (`keras_paperzoo.evaluation.claims`):
     before the head, h, probes better than z = g(h) after it; the temperature
     matters (a sweep over 0.1, 0.5, 1.0).
 (c) SimCLR (t = 0.5), BYOL and MoCo v2 against each other at the same budget.
+(d) The methods before MoCo (InstDisc, InvaSpread, CMC, CPC v1) at the same
+    budget, each above its own random initialisation; for CPC also the bound
+    log N - L on the mutual information rising (van den Oord et al. 2018, Sec. 2.3).
 
 The methods are the package's trainers with the `simclr`, `byol` and `moco`
 recipes' choices (`keras_paperzoo.recipes.*.pretraining()`: presets
@@ -258,6 +261,12 @@ def claims(runs, n):
         best, worst = ranked[-1], ranked[0]
         out[f"temperature matters: {label[best]} kNN above {label[worst]}"] = accuracy_above(
             runs[best]["knn_h_percent"], runs[worst]["knn_h_percent"], n)
+    # CPC (van den Oord et al. 2018, Sec. 2.3): the bound log N - L on the mutual information rises in training
+    for name, run in runs.items():
+        bound = run.get("mi_bound_per_epoch")
+        if bound and len(bound) >= 2:
+            out[f"{label[name]}: the bound log N - L rises"] = {
+                "holds": bool(bound[-1] > bound[0]), "first_epoch": bound[0], "last_epoch": bound[-1]}
     # (c) the three methods at one budget, each pair in our order; (d) the same for the methods before MoCo
     for group in (COMPARED, BEFORE_MOCO):
         compared = sorted((name for name in group if name in runs), key=lambda name: -runs[name]["knn_h_percent"])
@@ -298,11 +307,12 @@ def report(output, dataset):
     minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
     size = f"{budget['image_size']} x {budget['image_size']}" if budget.get("image_size") else "full-size"
     lines = [
-        f"# Self-supervised methods (SimCLR, BYOL, MoCo v2; InstDisc, InvaSpread, CMC) on {name} at a CPU budget",
+        f"# Self-supervised methods (SimCLR, BYOL, MoCo v2; InstDisc, InvaSpread, CMC, CPC) on {name} at a CPU budget",
         "",
         f"{name} ({size}), {budget['train_images']:,} training images x {budget['epochs']} epochs "
         f"({budget['steps_per_epoch'] * budget['epochs']} updates of batch {budget['batch_size']}) per method, "
-        f"backbone {budget['backbone']} for all ({next(iter(runs.values()))['parameters_backbone']:,} parameters); kNN (k = 200) and linear probe ({budget['probe_epochs']} epochs) on "
+        f"backbone {budget['backbone']} ({next(iter(runs.values()))['parameters_backbone']:,} parameters) for all "
+        f"but CMC (two half-width ones) and CPC (its own patch encoder); kNN (k = 200) and linear probe ({budget['probe_epochs']} epochs) on "
         f"{budget['test_images']:,} test images; {budget['backend']} backend, 2-core CPU shared with other jobs "
         f"(load averages in the metrics file); {minutes:.0f} min in all. 2 s.e. of a difference near 70 %: about "
         f"{200 * np.sqrt(2 * 0.21 / budget['test_images']):.1f} points.",

@@ -53,6 +53,10 @@ def test_claims_use_two_standard_errors(ssl_cifar):
     assert (margin["difference_points"], margin["two_standard_errors_points"]) == (2.0, pytest.approx(2.13, abs=0.01))
     collapse = claims["BYOL, no predictor: output_std falls toward 0 (below 0.2 / sqrt(d))"]
     assert (collapse["first_epoch"], collapse["last_epoch"], collapse["threshold"]) == (0.05, 0.001, 0.025)
+    cpc = ssl_cifar.claims({"cpc": _run(50.0, run="CPC v1", mi_bound_per_epoch=[0.4, 0.9]),
+                            "random init (CPC's patch encoder)": _run(47.0)}, 2000)
+    assert cpc["CPC v1: the bound log N - L rises"] == {"holds": True, "first_epoch": 0.4, "last_epoch": 0.9}
+    assert cpc["CPC v1: kNN above random init (CPC's patch encoder)"]["holds"] is False  # +3.0 < 3.13
     assert ssl_cifar.parse_runs("byol, moco") == ["byol", "moco"]
     with pytest.raises(ValueError, match="unknown \\['swav'\\]"):
         ssl_cifar.parse_runs("byol,swav")
