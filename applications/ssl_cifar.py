@@ -112,6 +112,8 @@ PAPER = {
     "instdisc_cifar10": "Wu et al. 2018, Table 1: ResNet-18, CIFAR-10, weighted kNN of the 128-d features, 80.8 %",
     "invaspread_cifar10_knn_percent": 83.6,
     "invaspread_cifar10": "Ye et al. 2019, Table 1: ResNet-18, CIFAR-10, kNN of the 128-d embedding, 83.6 %",
+    "instdisc_imagenet": "Wu et al. 2018, ImageNet ResNet-50: linear 54.0 % (conv5); kNN about 46.5 % (the notes' "
+                         "figure, not checked against the paper)",
     "cpc": "van den Oord et al. 2018, Sec. 3.2: ImageNet linear top-1 48.7 % (CPC v1); lightning-bolts' CPC v2, "
            "CIFAR-10: 84.52 % (linear); no kNN published",
 }
@@ -341,9 +343,9 @@ def report(output, dataset):
         lines.append(f"| {method} | {knn} | {gain} | {published[method]} |")
     before = [name for name in BEFORE_MOCO if name in runs]
     if before:
-        lines += ["", f"Before MoCo (published, CIFAR-10 ResNet-18, not this budget): {PAPER['instdisc_cifar10']}; "
-                  f"{PAPER['invaspread_cifar10']}. Ours: kNN of h, the pooled backbone features (the papers' kNN "
-                  "is on the 128-d embedding).", "",
+        lines += ["", f"Before MoCo (published, not this budget): {PAPER['instdisc_cifar10']}; "
+                  f"{PAPER['invaspread_cifar10']}; {PAPER['instdisc_imagenet']}; {PAPER['cpc']}. Ours: kNN of h, "
+                  "the pooled backbone features (the papers' kNN is on the 128-d embedding).", "",
                   "| method | ours: kNN h (%) | ours: probe h (%) | above its random init by (points) | published (%) |",
                   "|---|---|---|---|---|"]
         for name in before:
