@@ -23,6 +23,9 @@ FAST_ARGUMENTS = {
     # cached decoding took 1 s of CPU per character under load).
     "gpt": ["--dataset", "{text}", *EPOCHS_AND_STEPS, "--batch-size", "4"],
     "bert": ["--dataset", "{documents}", *EPOCHS_AND_STEPS, "--batch-size", "4"],
+    # The smallest images their networks take (conv1 11 x 11 / 4 and three poolings; VGG's five poolings).
+    "alexnet": [*DEFAULT_ARGUMENTS, "--image-size", "67"],
+    "vgg": [*DEFAULT_ARGUMENTS, "--image-size", "32"],
     "transformer": ["--dataset", "{multi30k}", "--preset", "transformer_tiny", *EPOCHS_AND_STEPS, "--batch-size", "4"],
 }
 # Skipped unless $PAPERZOO_TEST_ALL_RECIPES=1 (run with it when a recipe is added or changed).
