@@ -314,7 +314,8 @@ def report(output, dataset):
         f"{name} ({size}), {budget['train_images']:,} training images x {budget['epochs']} epochs "
         f"({budget['steps_per_epoch'] * budget['epochs']} updates of batch {budget['batch_size']}) per method, "
         f"backbone {budget['backbone']} ({next(iter(runs.values()))['parameters_backbone']:,} parameters) for all "
-        f"but CMC (two half-width ones) and CPC (its own patch encoder); kNN (k = 200) and linear probe ({budget['probe_epochs']} epochs) on "
+        "but CMC (two half-width ones) and CPC (its own patch encoder); "
+        f"kNN (k = 200) and linear probe ({budget['probe_epochs']} epochs) on "
         f"{budget['test_images']:,} test images; {budget['backend']} backend, 2-core CPU shared with other jobs "
         f"(load averages in the metrics file); {minutes:.0f} min in all. 2 s.e. of a difference near 70 %: about "
         f"{200 * np.sqrt(2 * 0.21 / budget['test_images']):.1f} points.",

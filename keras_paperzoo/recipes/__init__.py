@@ -61,7 +61,7 @@ RECIPES = {
     "instdisc": Recipe(
         "instdisc",
         "Wu et al. 2018, Unsupervised Feature Learning via Non-Parametric Instance Discrimination (InstDisc)",
-        "InstDisc pre-training (--preset instdisc_resnet20_cifar ... instdisc_resnet50): one view per image, a memory bank of every image's feature, NCE against 4096 noise rows; the paper's kNN against the bank, kNN and linear probe of the frozen encoder.",
+        "InstDisc pre-training (--preset instdisc_softmax_resnet20_cifar, the default; instdisc_resnet20_cifar ... instdisc_resnet50 with the paper's NCE against 4096 noise rows): one view per image, a memory bank of every image's feature; the paper's kNN against the bank, kNN and linear probe of the frozen encoder.",
         "keras_paperzoo.recipes.instdisc",
     ),
     "cpc": Recipe(

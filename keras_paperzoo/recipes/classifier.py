@@ -38,7 +38,8 @@ def _backbone(recipe, preset, image_shape):
     cls = getattr(models, class_name)
     preset = preset or default_preset
     if preset not in cls.presets:
-        raise RecipeError(f"--preset {preset!r} is not one of the {class_name} presets; known: {', '.join(sorted(cls.presets))}")
+        raise RecipeError(f"--preset {preset!r} is not one of the {class_name} presets; "
+                          f"known: {', '.join(sorted(cls.presets))}")
     overrides = {"image_shape": tuple(image_shape)}
     if recipe == "vit":
         # Patch size chosen for the dataset: an 8x8 grid of patches for small images.

@@ -64,7 +64,7 @@ def pretraining():
 def grey_images_note(images):
     """[a note] when every pixel has R = G = B (within 1/255): their ab view is a constant image."""
     images = np.asarray(images[:1024], dtype="float32")  # (n, H, W, 3) in [0, 1]
-    if np.max(np.abs(np.diff(images, axis=-1))) > 1 / 255:
+    if images.shape[-1] != 3 or np.max(np.abs(np.diff(images, axis=-1))) > 1 / 255:  # not RGB: CMC says so
         return []
     return ["the training images are grey (R = G = B), so CMC's ab view is a constant image and the two views share "
             "nothing to learn: this run only exercises the machinery; train on colour images (--dataset cifar10, "

@@ -6,7 +6,6 @@ as on every backend, so it runs on the PyTorch leg unless $PAPERZOO_TEST_ALL_REC
 """
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -21,9 +20,8 @@ SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "cmc_tiny", "--
          "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
 
 
+@pytest.mark.one_leg("torch")
 def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
-    if keras.backend.backend() != "torch" and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
-        pytest.skip("run on the torch leg (PAPERZOO_TEST_ALL_RECIPES=1: every leg)")
     assert main(["train", "cmc", *SMOKE, "--output-dir", str(tmp_path)]) == 0
     saved = json.loads((tmp_path / "metrics.json").read_text())
     for name in ("loss", "l_loss", "ab_loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init",

@@ -2,7 +2,6 @@
 
 import json
 import math
-import os
 
 import numpy as np
 import pytest
@@ -17,9 +16,8 @@ SMOKE = ["--dataset", "digits", "--preset", "cpc_tiny", "--epochs", "1", "--step
          "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
 
 
+@pytest.mark.one_leg("jax")
 def test_cli_trains_evaluates_and_saves_the_pooled_patch_encoder(tmp_path):
-    if keras.backend.backend() != "jax" and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
-        pytest.skip("run on the jax leg (PAPERZOO_TEST_ALL_RECIPES=1: every leg)")
     assert main(["train", "cpc", *SMOKE, "--output-dir", str(tmp_path)]) == 0
     saved = json.loads((tmp_path / "metrics.json").read_text())
     for name in ("loss", "mi_bound", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
