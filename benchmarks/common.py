@@ -138,6 +138,8 @@ VISION_MODELS = {
                  "stem": "imagenet", "shortcut": "B", "image_size": 224, "num_classes": 1000},
     "vit_s16": {"family": "vit", "patch_size": 16, "num_layers": 12, "hidden_dim": 384,
                 "num_heads": 6, "mlp_dim": 1536, "image_size": 224, "num_classes": 1000},
+    "vit_b16": {"family": "vit", "patch_size": 16, "num_layers": 12, "hidden_dim": 768,
+                "num_heads": 12, "mlp_dim": 3072, "image_size": 224, "num_classes": 1000},
 }
 
 

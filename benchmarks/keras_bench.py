@@ -119,7 +119,8 @@ def bare_step(model, data):
     the backend once. TensorFlow: `tf.function(train_step, jit_compile=model.jit_compile)`;
     JAX: `jax.jit(train_step, donate_argnums=0)` on a copy of the model's state (as
     Keras's JAX trainer; the copy keeps donation from deleting the model's buffers);
-    torch: `train_step` itself (eager, or as compiled by Keras).
+    torch: `train_step` itself (eager, or as compiled by Keras). The last step's logs stay in
+    `step.out["logs"]`.
     """
     import keras
 
@@ -156,6 +157,7 @@ def bare_step(model, data):
         def sync():
             jax.block_until_ready(out["state"])
 
+        step.out = out
         return step, sync
 
     else:
@@ -169,6 +171,7 @@ def bare_step(model, data):
     def sync():
         keras.ops.convert_to_numpy(next(iter(out["logs"].values())))
 
+    step.out = out
     return step, sync
 
 

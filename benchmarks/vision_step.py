@@ -50,12 +50,14 @@ KERAS_BACKENDS, REFERENCE, ALL_RUNS = turns.KERAS_BACKENDS, turns.REFERENCE, tur
 MODELS = tuple(common.VISION_MODELS)
 
 # Batch size (the issue's) and steps per timed block, per model: ~5-20 s a block here.
-DEFAULT_BATCH = {"resnet20": 128, "resnet50": 16, "vit_s16": 16}
-DEFAULT_STEPS = {"resnet20": 5, "resnet50": 2, "vit_s16": 2}
-TIMM_NAMES = {"resnet50": "resnet50", "vit_s16": "vit_small_patch16_224"}
+DEFAULT_MODELS = ("resnet20", "resnet50", "vit_s16")  # vit_b16: `gpu_step.py`'s, ~4x vit_s16's cost here
+DEFAULT_BATCH = {"resnet20": 128, "resnet50": 16, "vit_s16": 16, "vit_b16": 16}
+DEFAULT_STEPS = {"resnet20": 5, "resnet50": 2, "vit_s16": 2, "vit_b16": 1}
+TIMM_NAMES = {"resnet50": "resnet50", "vit_s16": "vit_small_patch16_224", "vit_b16": "vit_base_patch16_224"}
 KERAS_PRESETS = {"resnet20": ("ResNetBackbone", "resnet20_cifar"),
                  "resnet50": ("ResNetBackbone", "resnet50"),
-                 "vit_s16": ("ViTBackbone", "vit_s16")}
+                 "vit_s16": ("ViTBackbone", "vit_s16"),
+                 "vit_b16": ("ViTBackbone", "vit_b16")}
 VIT_DROPOUT = 0.1  # ViTBackbone's default dropout_rate (the paper's)
 
 
@@ -86,7 +88,7 @@ def torch_reference_model(model):
     import timm
 
     kwargs = {}
-    if model == "vit_s16":
+    if model.startswith("vit"):
         kwargs = {"pos_drop_rate": VIT_DROPOUT, "proj_drop_rate": VIT_DROPOUT}
     args = ", ".join([repr(TIMM_NAMES[model])] + [f"{k}={v}" for k, v in kwargs.items()])
     return timm.create_model(TIMM_NAMES[model], **kwargs), f"timm {timm.__version__} create_model({args})"
@@ -281,7 +283,7 @@ def summary(all_results, models):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    p.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), choices=MODELS)
     p.add_argument("--runs", nargs="+", default=list(ALL_RUNS), choices=ALL_RUNS)
     p.add_argument("--modes", nargs="+", default=["fit", "step"], choices=["fit", "step"],
                    help="Keras timings: fit() epochs and/or the bare compiled train_step")

@@ -39,6 +39,7 @@ Run on its own for a quick timing: `python benchmarks/torch_reference/hf_lm.py -
 """
 
 import argparse
+import contextlib
 import time
 
 import numpy as np
@@ -124,15 +125,18 @@ def gpt_batches(n, seq_len, vocab, seed=0):
     return ids[:, :-1], ids[:, 1:]
 
 
-def make_bert_step(model, mlm="gathered"):
-    """(step(batch) -> detached loss, optimizer description); batch = torch tensors of `bert_batches`."""
+def make_bert_step(model, mlm="gathered", autocast=contextlib.nullcontext):
+    """(step(batch) -> detached loss, optimizer description); batch = torch tensors of `bert_batches`.
+
+    `autocast`: a context-manager factory around the forward pass and loss, e.g.
+    `lambda: torch.autocast("cuda", torch.bfloat16)` for mixed precision (`gpu_step.py`).
+    """
     if mlm not in ("gathered", "full"):
         raise ValueError(f"mlm must be 'gathered' or 'full'; got {mlm!r}.")
     opt, description = make_optimizer(model, 1e-4, 1e-6)
     vocab = model.config.vocab_size
 
-    def step(x, y):
-        opt.zero_grad(set_to_none=True)
+    def loss_of(x, y):
         ids, seg, att, pos = (x["token_ids"], x["segment_ids"], x["padding_mask"], x["mask_positions"])
         weights = y["mask_weights"]
         if mlm == "gathered":
@@ -143,12 +147,16 @@ def make_bert_step(model, mlm="gathered"):
             per_token = F.cross_entropy(mlm_logits.reshape(-1, vocab), y["mask_ids"].reshape(-1),
                                         reduction="none")  # (B M,)
             mlm_loss = (per_token * weights.reshape(-1)).sum() / weights.sum().clamp(min=1.0)
-            loss = mlm_loss + F.cross_entropy(nsp_logits, y["next_sentence_labels"])
-        else:
-            labels = torch.full_like(ids, -100)
-            labels.scatter_(1, pos, y["mask_ids"])  # chosen positions keep their target
-            loss = model(input_ids=ids, attention_mask=att, token_type_ids=seg, labels=labels,
-                         next_sentence_label=y["next_sentence_labels"]).loss
+            return mlm_loss + F.cross_entropy(nsp_logits, y["next_sentence_labels"])
+        labels = torch.full_like(ids, -100)
+        labels.scatter_(1, pos, y["mask_ids"])  # chosen positions keep their target
+        return model(input_ids=ids, attention_mask=att, token_type_ids=seg, labels=labels,
+                     next_sentence_label=y["next_sentence_labels"]).loss
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        with autocast():
+            loss = loss_of(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -157,15 +165,16 @@ def make_bert_step(model, mlm="gathered"):
     return step, description
 
 
-def make_gpt_step(model):
-    """(step(x, y) -> detached loss, optimizer description)."""
+def make_gpt_step(model, autocast=contextlib.nullcontext):
+    """(step(x, y) -> detached loss, optimizer description); `autocast` as `make_bert_step`'s."""
     opt, description = make_optimizer(model, 2.5e-4, 1e-8)
     vocab = model.config.vocab_size
 
     def step(x, y):
         opt.zero_grad(set_to_none=True)
-        logits = model(input_ids=x).logits  # (B, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, vocab), y.reshape(-1))
+        with autocast():
+            logits = model(input_ids=x).logits  # (B, T, V)
+            loss = F.cross_entropy(logits.reshape(-1, vocab).float(), y.reshape(-1))
         loss.backward()
         opt.step()
         return loss.detach()
