@@ -99,3 +99,26 @@ def test_lm_step_flops_scale_with_batch_and_reject_an_unknown_family():
         assert "t5" in str(exc)
     else:
         raise AssertionError("an unknown family must raise")
+
+
+def test_vit_b16_forward_is_timms_17_6_gmacs():
+    # timm's model table lists vit_base_patch16_224 at 17.6 GMACs (2 FLOPs each) and resnet50 at 4.1.
+    vit = common.vision_step_flops("vit_b16", 1)["forward_per_image"]
+    assert 17.5e9 < vit / 2 < 17.7e9
+    assert 4.0e9 < common.vision_step_flops("resnet50", 1)["forward_per_image"] / 2 < 4.2e9
+
+
+def test_gpu_step_flops_and_report():
+    import gpu_step
+
+    args = gpu_step.parse_args(["--batch-size", "0"])
+    assert gpu_step.step_flops("vit_b16", args) == common.vision_step_flops("vit_b16", 128)["total"]
+    gpt = dict(common.LM_MODELS["gpt2_small"], batch_size=16, sequence_length=1024)
+    assert gpu_step.step_flops("gpt2_small", args) == common.lm_step_flops(**gpt)["total"]
+    # MFU and the ratio to the reference, from two made-up runs of 100 ms and 50 ms per step.
+    results = [{"run": run, "model_name": "vit_b16", "median_s_per_step": s, "warmup_s": 1.0}
+               for run, s in (("torch_reference", 0.1), ("jax", 0.05))]
+    results = [gpu_step.derived(r, "vit_b16", args, 1000.0) for r in results]
+    assert abs(results[1]["mfu"] - 20 * gpu_step.step_flops("vit_b16", args) / 1e15) < 1e-12
+    report = gpu_step.table(results + [{"run": "torch", "model_name": "vit_b16", "error": "boom"}], 1000.0)
+    assert "| vit_b16 | keras/jax | 2.00 |" in report and "FAILED: boom" in report
