@@ -15,6 +15,7 @@ import os
 import pathlib
 import sys
 
+from keras_paperzoo.optional import MissingDependency
 from keras_paperzoo.recipes import RECIPES
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -223,11 +224,12 @@ def main(argv=None):
     except _UsageError as error:
         print(f"paperzoo: error: {error}", file=sys.stderr)
         return 2
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, MissingDependency) as error:
         # Dataset, recipe and argument checks raise ValueError subclasses with a
         # message naming the value and the rule; files that cannot be read or written
         # raise OSError (FileNotFoundError, PermissionError, ...), whose message names the
-        # path. PAPERZOO_DEBUG=1 shows the trace.
+        # path; a feature whose optional package (TensorFlow for export) is not installed
+        # raises MissingDependency with the pip command. PAPERZOO_DEBUG=1 shows the trace.
         if os.environ.get("PAPERZOO_DEBUG"):
             raise
         message = " ".join(str(error).split()) or type(error).__name__

@@ -38,6 +38,7 @@ class CifarAugmentation(keras.layers.Layer):
     """
 
     def __init__(self, image_size=32, padding=4, seed=None, **kwargs):
+        kwargs.setdefault("dtype", "float32")  # float32 under a mixed-precision policy
         super().__init__(**kwargs)
         if padding < 0 or image_size < 1:
             raise ValueError(f"need padding >= 0 and image_size >= 1; got {padding}, {image_size}.")
@@ -102,6 +103,7 @@ class PCAColorNoise(DataLayer):
     """
 
     def __init__(self, eigenvalues, eigenvectors, std=0.1, seed=None, **kwargs):
+        kwargs.setdefault("dtype", "float32")  # float32 under a mixed-precision policy
         super().__init__(**kwargs)
         self.eigenvalues = np.asarray(eigenvalues, "float32").reshape(3)
         self.eigenvectors = np.asarray(eigenvectors, "float32").reshape(3, 3)

@@ -18,6 +18,7 @@ ds = classification_dataset(sentences, labels, tokenizer, sequence_length=64, ba
 import pathlib
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 
 class BertPacker:
@@ -38,7 +39,7 @@ class BertPacker:
         )
 
     def __call__(self, texts):
-        import tensorflow as tf
+        tf = require_tensorflow("BERT input packing")
 
         segments = texts if isinstance(texts, (tuple, list)) else (texts,)
         token_ids, segment_ids = self.packer(tuple(self.tokenizer(s) for s in segments))
@@ -53,7 +54,7 @@ class BertPacker:
 def classification_dataset(texts, labels, tokenizer, sequence_length=128, batch_size=32, shuffle=False, seed=0,
                            drop_remainder=False):
     """A tf.data.Dataset of (x, label) batches; `texts` a list of strings or a pair of lists (sentence pairs)."""
-    import tensorflow as tf
+    tf = require_tensorflow("The BERT classification pipeline (tf.data)")
 
     packer = BertPacker(tokenizer, sequence_length)
     texts = tuple(texts) if isinstance(texts, tuple) else texts

@@ -40,6 +40,7 @@ x, y = next(iter(ds))   # x: token_ids, segment_ids, padding_mask, mask_position
 import math
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -47,7 +48,8 @@ SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 def train_wordpiece(documents, vocabulary_size=30000, lowercase=True):
     """A `keras_hub.models.BertTokenizer` over a WordPiece vocabulary learned from the documents' sentences."""
     import keras_hub
-    import tensorflow as tf
+
+    tf = require_tensorflow("Training a WordPiece vocabulary")
 
     sentences = [sentence for document in documents for sentence in document]
     if not sentences:
@@ -63,7 +65,7 @@ def train_wordpiece(documents, vocabulary_size=30000, lowercase=True):
 
 def tokenize_documents(documents, tokenizer):
     """Each sentence as a list of token ids (empty sentences dropped), documents kept apart."""
-    import tensorflow as tf
+    tf = require_tensorflow("BERT pre-training data")
 
     sentences = [sentence for document in documents for sentence in document]
     ids = tokenizer(tf.constant(sentences))
@@ -249,7 +251,7 @@ def bert_pretraining_dataset(documents, tokenizer, sequence_length=128, batch_si
     Returns:
         The dataset; its `num_pairs` attribute counts the sentence pairs of one pass.
     """
-    import tensorflow as tf
+    tf = require_tensorflow("BERT pre-training data")
 
     if max_predictions is None:
         max_predictions = math.ceil(0.15 * sequence_length)

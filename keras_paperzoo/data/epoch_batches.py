@@ -13,6 +13,7 @@ checkpointed too (`keras_paperzoo.callbacks.RunCheckpoint` does).
 import numpy as np
 
 import keras
+from keras_paperzoo.optional import require_tensorflow
 
 
 def _check_finite(x, name):
@@ -170,7 +171,7 @@ class StreamBatches(keras.utils.PyDataset):
         gives the same stream in a fresh process or a fresh dataset object, but another
         one at each iterator of the same object.
         """
-        import tensorflow as tf
+        tf = require_tensorflow("StreamBatches.from_dataset (a tf.data.Dataset)")
 
         cardinality = int(dataset.cardinality())
         if cardinality == tf.data.INFINITE_CARDINALITY:

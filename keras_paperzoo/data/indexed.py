@@ -24,6 +24,7 @@ model.fit(with_index(images), batch_size=256, epochs=200)   # x = {"images": (N,
 """
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 IMAGES = "images"
 INDEX = "index"
@@ -40,7 +41,7 @@ def index_dataset(dataset):
 
     Number the elements of the unbatched, unshuffled dataset: shuffle and batch after.
     """
-    import tensorflow as tf
+    tf = require_tensorflow("index_dataset (a tf.data pipeline)")
 
     def pair(index, element):
         if isinstance(element, tuple):

@@ -125,6 +125,7 @@ class MultiViewAugmentation(DataLayer):
 
     def __init__(self, view_augmentations, views=None, seed=None, **kwargs):
         kwargs.setdefault("name", "multi_view_augmentation")
+        kwargs.setdefault("dtype", "float32")  # float32 under a mixed-precision policy
         super().__init__(**kwargs)
         pipelines = (
             list(view_augmentations) if isinstance(view_augmentations, (list, tuple)) else [view_augmentations]

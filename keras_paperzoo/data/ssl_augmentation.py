@@ -101,6 +101,12 @@ def _check_mean_std(mean, std):
 class _RandomLayer(DataLayer):
     """A DataLayer that works on batches (B, H, W, C) or single images (H, W, C)."""
 
+    def __init__(self, **kwargs):
+        # Augmentation computes in float32 under a mixed-precision policy too: the model's first
+        # layer casts its output (a float16 / bfloat16 colour jitter would mix dtypes on TF).
+        kwargs.setdefault("dtype", "float32")
+        super().__init__(**kwargs)
+
     def call(self, images, training=True):
         if not training:
             return self.inference(images)
@@ -486,6 +492,7 @@ class _ViewPipeline(DataLayer):
     """
 
     def __init__(self, image_size, mean=None, std=None, **kwargs):
+        kwargs.setdefault("dtype", "float32")  # float32 under a mixed-precision policy
         super().__init__(**kwargs)
         self.image_size = _check_image_size(image_size)
         self.mean, self.std = _check_mean_std(mean, std)

@@ -16,6 +16,7 @@ import gzip
 import pathlib
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 MULTI30K_SPLITS = ("train", "val", "test_2016_flickr")
 DEFAULT_BUCKETS = (16, 32, 64)
@@ -94,7 +95,7 @@ def translation_batches(encoded, batch_size, buckets=DEFAULT_BUCKETS, shuffle=Tr
     translator.fit(dataset, epochs=10)
     ```
     """
-    import tensorflow as tf
+    tf = require_tensorflow("The translation input pipeline (tf.data)")
 
     encoder, decoder, labels = encoded
     buckets = sorted(int(b) for b in buckets)

@@ -42,6 +42,7 @@ import numpy as np
 
 from keras_paperzoo.export import verify
 from keras_paperzoo.export.verify import FORMATS
+from keras_paperzoo.optional import require_installed, require_tensorflow
 
 DEFAULT_TOLERANCE = 1e-4
 
@@ -156,7 +157,8 @@ def _backend():
 def _input_signature(layout):
     """[structure of tf.TensorSpec]: one positional argument, dynamic batch, named inputs."""
     import keras
-    import tensorflow as tf
+
+    tf = require_tensorflow("SavedModel and LiteRT export")
 
     specs = [tf.TensorSpec(shape=s.shape, dtype=s.dtype, name=s.name) for s in layout.slots]
     return [keras.tree.map_structure(lambda i: specs[i], layout.structure)]
@@ -192,6 +194,7 @@ def _package_root():
 def _run_child(model_path, path, format, submodel, tolerance, overwrite, inputs_npz=None,
                outputs_npz=None, extra_args=()):
     """Run `python -m keras_paperzoo.export` under the TF backend; returns its JSON dict."""
+    require_installed("tensorflow", f"Export ({format})")
     cmd = [
         sys.executable, "-m", "keras_paperzoo.export",
         os.path.abspath(os.fspath(model_path)), path,

@@ -61,6 +61,7 @@ import numpy as np
 from keras_paperzoo.export import exporters
 from keras_paperzoo.export.exporters import DEFAULT_TOLERANCE
 from keras_paperzoo.export.exporters import ExportResult
+from keras_paperzoo.optional import require, require_tensorflow
 
 PACKED_INPUTS = ("token_ids", "segment_ids", "padding_mask")
 SENTENCE_INPUTS = ("sentence",)
@@ -283,7 +284,7 @@ def _input_names(pairs):
 
 def pack_texts(tokenizer, sequence_length, texts, pairs):
     """Token ids, segment ids, padding mask {name: int32 (B, T)} of `texts`, packed by TF ops as in fine-tuning."""
-    import tensorflow as tf
+    tf = require_tensorflow("Packing texts for the text SavedModel")
 
     from keras_paperzoo.data.bert_inputs import BertPacker
 
@@ -298,7 +299,8 @@ def pack_texts(tokenizer, sequence_length, texts, pairs):
 def _write_archive(classifier, tokenizer, path, sequence_length, pairs):
     """Write the SavedModel: `serving_default` strings -> logits, `tokenize` strings -> packed ids."""
     import keras
-    import tensorflow as tf
+
+    tf = require_tensorflow("Text SavedModel export")
 
     from keras_paperzoo.data.bert_inputs import BertPacker
 
@@ -324,9 +326,8 @@ def _write_archive(classifier, tokenizer, path, sequence_length, pairs):
 
 def run_text_saved_model(path, texts, pairs):
     """Run a raw-string SavedModel on `texts`; {"logits", "token_ids", "segment_ids", "padding_mask": array}."""
-    import tensorflow as tf
-
-    importlib.import_module("tensorflow_text")  # registers the tokenizer's ops before loading
+    tf = require_tensorflow("Running a text SavedModel")
+    require("tensorflow_text", "Running a text SavedModel")  # registers the tokenizer's ops before loading
 
     loaded = tf.saved_model.load(str(path))
     names = _input_names(pairs)

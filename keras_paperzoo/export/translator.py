@@ -22,6 +22,7 @@ LiteRT is not offered: the decoding loop's shapes change every step.
 """
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 DEFAULT_MAX_LENGTH = 64  # `encode_pairs`'s limit
 EXTRA_LENGTH = 50  # Sec. 6.1: at most input length + 50 output tokens
@@ -47,7 +48,8 @@ def sample_token_ids(translator, batch_size=4, length=12, seed=0):
 
 def _archive(translator, max_length):
     import keras
-    import tensorflow as tf
+
+    tf = require_tensorflow("Exporting the translator")
 
     backbone = translator.backbone
     pad, start, end = backbone.padding_id, translator.start_token_id, translator.end_token_id
@@ -101,7 +103,8 @@ def export_translator(translator, path, format="saved_model", tolerance=1e-4, ov
     from the others). `max_length`: the longest output (default 64).
     """
     import keras
-    import tensorflow as tf
+
+    tf = require_tensorflow("Exporting the translator")
 
     from keras_paperzoo.export import exporters
 

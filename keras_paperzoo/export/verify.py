@@ -31,6 +31,7 @@ import re
 import warnings
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 FORMATS = ("saved_model", "litert")
 DEFAULT_BATCH_SIZE = 8
@@ -365,7 +366,7 @@ def _match_feed(signature_names, layout, arrays):
 
 def run_saved_model(path, layout, arrays):
     """Call a SavedModel's `serving_default` signature; returns {output name: array}."""
-    import tensorflow as tf
+    tf = require_tensorflow("Running a SavedModel")
 
     loaded = tf.saved_model.load(str(path))
     if _SERVING_KEY not in loaded.signatures:
@@ -388,7 +389,7 @@ def _litert_interpreter(path, prefer_tf=False):
             return Interpreter(model_path=str(path))
         except ImportError:
             pass
-    import tensorflow as tf
+    tf = require_tensorflow("Running a LiteRT model without ai-edge-litert")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tf.lite.Interpreter's deprecation notice

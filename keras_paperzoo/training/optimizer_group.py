@@ -110,6 +110,7 @@ class OptimizerGroup(keras.optimizers.MultiOptimizer):
         return {
             "optimizers": self._groups.get_config()["optimizers"],
             "name": self.name,
+            "loss_scale_factor": self.loss_scale_factor,
         }
 
     @classmethod

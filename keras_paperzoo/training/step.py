@@ -52,22 +52,32 @@ def apply_gradient_update(loss_fn, variables, optimizer):
 
     Returns:
         `(loss, aux)` as computed before the update.
+
+    The gradients are those of `optimizer.scale_loss(loss)`: under `mixed_float16` the
+    optimizer is a `keras.optimizers.LossScaleOptimizer`, whose `apply` divides them by
+    the same scale (and skips a step whose gradients are not finite), as Keras's own
+    `train_step` does; for any other optimizer the scale is 1.
     """
+
+    def scaled_loss_fn():
+        loss, aux = loss_fn()
+        return optimizer.scale_loss(loss), (loss, aux)
+
     backend = keras.backend.backend()
     if backend == "tensorflow":
         import tensorflow as tf
 
         with tf.GradientTape() as tape:
-            loss, aux = loss_fn()
-        grads = tape.gradient(loss, variables)
+            scaled, (loss, aux) = scaled_loss_fn()
+        grads = tape.gradient(scaled, variables)
     elif backend == "torch":
         import torch
 
-        loss, aux = loss_fn()
+        scaled, (loss, aux) = scaled_loss_fn()
         params = [variable.value for variable in variables]
-        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        grads = torch.autograd.grad(scaled, params, allow_unused=True)
     elif backend == "jax":
-        loss, aux, grads = _jax_value_and_grad(loss_fn, variables)
+        _, (loss, aux), grads = _jax_value_and_grad(scaled_loss_fn, variables)
     else:
         raise NotImplementedError(
             f"Backend {backend!r} is not supported; use tensorflow, jax or torch."
@@ -230,6 +240,12 @@ def _jax_value_and_grad(loss_fn, variables):
     return loss, aux, grads
 
 
+# The static loss scale of a MultiOptimizerTrainer under mixed_float16: large enough to keep
+# small gradients above float16's subnormal floor (6e-8), small enough that a loss of
+# order 100 does not overflow its 65,504.
+MIXED_FLOAT16_LOSS_SCALE = 128.0
+
+
 class MultiOptimizerTrainer(keras.Model):
     """A `keras.Model` whose training step updates several optimizers in turn.
 
@@ -240,6 +256,12 @@ class MultiOptimizerTrainer(keras.Model):
     optimizer per group; they are held in one `OptimizerGroup`, so their
     state is saved with the model, restored by `BackupAndRestore` and threaded
     through JAX's stateless `fit`.
+
+    Under the `mixed_float16` policy every group's loss is multiplied by
+    `MIXED_FLOAT16_LOSS_SCALE` before differentiation and its gradients divided by it
+    (the optimizers' `loss_scale_factor`): Keras's dynamic `LossScaleOptimizer` cannot sit
+    inside a `MultiOptimizer`, so the scale is static and a step with non-finite gradients
+    is not skipped. `compile(auto_scale_loss=False)` turns it off.
     """
 
     def optimizer_groups(self):
@@ -267,14 +289,19 @@ class MultiOptimizerTrainer(keras.Model):
         optimizers = {
             name: keras.optimizers.get(opt) for name, opt in optimizers.items()
         }
+        loss_scale_factor = None
+        if kwargs.pop("auto_scale_loss", True) and self.dtype_policy.name == "mixed_float16":
+            # Keras wraps a single optimizer in a (dynamic) LossScaleOptimizer, which a
+            # MultiOptimizer cannot hold: each group's loss is scaled by a static factor instead.
+            loss_scale_factor = MIXED_FLOAT16_LOSS_SCALE
         groups = self.optimizer_groups()
         if sorted(optimizers) != sorted(groups):
             raise ValueError(
                 f"compile() got optimizers for {sorted(optimizers)}, but this model "
                 f"updates the groups {sorted(groups)}."
             )
-        group = OptimizerGroup(optimizers)
-        super().compile(optimizer=group, **kwargs)
+        group = OptimizerGroup(optimizers, loss_scale_factor=loss_scale_factor)
+        super().compile(optimizer=group, auto_scale_loss=False, **kwargs)
         group.assign_variables(groups)
         if self.built:
             group.build(self.trainable_variables)

@@ -13,6 +13,7 @@ accents are kept (the BLEU references are cased). Ids 0-3 are reserved:
 import re
 
 import numpy as np
+from keras_paperzoo.optional import require_tensorflow
 
 RESERVED_TOKENS = ("[PAD]", "[UNK]", "[START]", "[END]")
 PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
@@ -24,7 +25,8 @@ def learn_vocabulary(texts, vocabulary_size):
     Example: `vocab = learn_vocabulary(german_lines + english_lines, 8000)`.
     """
     import keras_hub
-    import tensorflow as tf
+
+    tf = require_tensorflow("Learning a WordPiece vocabulary")
 
     texts = list(texts)
     if not texts:

@@ -1,0 +1,32 @@
+"""JAX and PyTorch without TensorFlow (issue 19, part 1): `tests/no_tensorflow_child.py` in a
+subprocess where TensorFlow, TF Text and tensorflow-datasets cannot be imported.
+
+Every module imports; every trainer (torch) or the GAN, a classifier and SimCLR (JAX, whose
+compilation costs ~10 s a trainer) fits on NumPy, a PyDataset and (torch) a DataLoader and
+reloads from `.keras`; export, tf.data and tensorflow-datasets refuse in one line. The TF-free
+leg of tests/run.sh runs this file again where TensorFlow is not installed at all.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import keras
+
+from tests.trainer_zoo import TRAINERS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JAX_TRAINERS = ("resnet", "gan", "simclr")
+
+
+def test_the_package_trains_saves_and_refuses_export_without_tensorflow():
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        pytest.skip("the TensorFlow backend needs TensorFlow")
+    trainers = ["resnet"] + sorted(set(TRAINERS) - {"resnet"}) if backend == "torch" else list(JAX_TRAINERS)
+    env = dict(os.environ, KERAS_BACKEND=backend)
+    done = subprocess.run([sys.executable, os.path.join(HERE, "no_tensorflow_child.py"), *trainers],
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0 and f"OK {len(trainers)}" in done.stdout, done.stderr[-3000:]

@@ -1,0 +1,88 @@
+"""One tiny instance of every trainer family with a batch of its inputs: the table that the
+cross-cutting tests (no TensorFlow, mixed precision) run every trainer through.
+
+`TRAINERS[name]()` returns (model, x, y, batch_size): a fresh model (not compiled), NumPy
+inputs `model.fit(x, y, ...)` takes (y None for the self-supervised and GAN trainers), and a
+batch size that divides the number of examples.
+"""
+
+import numpy as np
+
+IMAGES = 16  # images per fit; 16 x 16 RGB
+
+
+def _images(n=IMAGES, size=16, channels=3, seed=0):
+    return np.random.default_rng(seed).random((n, size, size, channels)).astype("float32")  # (N, H, W, C)
+
+
+def gan():
+    from keras_paperzoo.models.gan import GAN
+
+    return GAN.from_preset("gan_mnist_small", image_shape=(8, 8, 1), seed=0), _images(size=8, channels=1), None, 8
+
+
+def resnet():
+    from keras_paperzoo.models import ImageClassifier, ResNetBackbone
+
+    backbone = ResNetBackbone.from_preset("resnet20_cifar", stage_blocks=(1, 1, 1), image_shape=(16, 16, 3))
+    return ImageClassifier(backbone, 10), _images(), np.arange(IMAGES) % 10, 8
+
+
+def vit():
+    from keras_paperzoo.models import ImageClassifier, ViTBackbone
+
+    backbone = ViTBackbone.from_preset("vit_ti16", image_shape=(16, 16, 3), patch_size=8, num_layers=1)
+    return ImageClassifier(backbone, 10), _images(), np.arange(IMAGES) % 10, 8
+
+
+def _ssl(cls_name, preset, indexed=False, **overrides):
+    def build():
+        import keras_paperzoo.models as models
+        from keras_paperzoo.data.indexed import with_index
+
+        model = getattr(models, cls_name).from_preset(preset, **overrides)
+        images = _images()
+        return model, (with_index(images) if indexed else images), None, 8
+
+    build.__name__ = preset
+    return build
+
+
+def gpt():
+    from keras_paperzoo.models import GPTBackbone, GPTCausalLM
+
+    backbone = GPTBackbone.from_preset("gpt_char_tiny", num_layers=1)
+    ids = np.random.default_rng(0).integers(0, backbone.vocabulary_size, size=(IMAGES, 17)).astype("int32")
+    return GPTCausalLM(backbone), ids[:, :-1], ids[:, 1:], 8
+
+
+def bert():
+    from keras_paperzoo.models import BertBackbone, BertPretrainer
+
+    backbone = BertBackbone.from_preset("bert_tiny", num_layers=1, vocabulary_size=100, max_sequence_length=16)
+    rng = np.random.default_rng(0)
+    x = {"token_ids": rng.integers(0, 100, size=(IMAGES, 16)).astype("int32"),
+         "segment_ids": np.zeros((IMAGES, 16), "int32"), "padding_mask": np.ones((IMAGES, 16), "int32"),
+         "mask_positions": np.tile(np.arange(1, 4, dtype="int32"), (IMAGES, 1))}
+    y = {"mask_ids": rng.integers(0, 100, size=(IMAGES, 3)).astype("int32"),
+         "mask_weights": np.ones((IMAGES, 3), "float32"),
+         "next_sentence_labels": rng.integers(0, 2, size=(IMAGES,)).astype("int32")}
+    return BertPretrainer(backbone), x, y, 8
+
+
+TRAINERS = {
+    "gan": gan,
+    "resnet": resnet,
+    "vit": vit,
+    "gpt": gpt,
+    "bert": bert,
+    "moco": _ssl("MoCo", "moco_tiny", image_shape=(16, 16, 3), queue_size=16),
+    "mae": _ssl("MAE", "mae_tiny", image_shape=(16, 16, 3)),
+    "simclr": _ssl("SimCLR", "simclr_tiny"),
+    "byol": _ssl("BYOL", "byol_tiny"),
+    "invaspread": _ssl("InvaSpread", "invaspread_tiny"),
+    "instdisc": _ssl("InstDisc", "instdisc_tiny", indexed=True, num_data=IMAGES, num_negatives=8),
+    "cmc": _ssl("CMC", "cmc_tiny", indexed=True, image_shape=(16, 16, 3), num_data=IMAGES, num_negatives=8),
+    "cpc": _ssl("CPC", "cpc_tiny"),
+}
+
