@@ -40,7 +40,7 @@ notf="${PAPERZOO_NOTF_VENV:-.venv-notf}"
 { "$notf/bin/python" -m pip install --quiet --disable-pip-version-check "torch==2.13.0" "jax>=0.4.30" \
       "keras>=3.15" "numpy>=1.26" "scikit-learn>=1.3" "pillow>=10" regex sentencepiece tokenizers "pytest>=8" "pytest-timeout>=2" \
   && "$notf/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps "keras-hub>=0.32" -e . ; } 2>&1 \
-    | grep -v "is ignored: it is neither\|requires tensorflow\|dependency conflicts\|pip's dependency resolver"
+    | grep -v "is ignored: it is neither\|which is not installed\|dependency conflicts\|pip's dependency resolver"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "install without TensorFlow failed"; failed+=("tf-free install"); }
 "$notf/bin/python" -c "import importlib.util as u, sys; sys.exit(u.find_spec('tensorflow') is not None)" \
     || { echo "TensorFlow is installed in $notf"; failed+=("tf-free"); }

@@ -4,9 +4,9 @@ Per trainer (`tests/trainer_zoo.py`) and policy: one epoch of two steps from the
 a float32 run gives finite logs and losses within a tolerance of the float32 ones, and every variable
 (weights, queues, memory banks, EMA copies, optimizer slots) stays float32 or an integer type.
 On the torch leg every trainer runs (a second a trainer); on TensorFlow and JAX, whose
-compilation costs 10-20 s per trainer and policy, the families with their own step or state
-run: the GAN (two optimizers, its own loss scaling), a supervised classifier, SimCLR
-(contrastive softmax) and MoCo (a float32 queue).
+compilation costs 10-40 s per trainer and policy, two: the GAN (its own step, two optimizers,
+its own loss scaling) and SimCLR (augmentation layers, the contrastive softmax). All passed on
+all three legs on 2026-11-26 (MoCo and a ResNet classifier too, 50-80 s each on JAX).
 """
 
 import numpy as np
@@ -16,7 +16,7 @@ import keras
 
 from tests.trainer_zoo import TRAINERS
 
-EVERY_LEG = ("gan", "resnet", "simclr", "moco")
+EVERY_LEG = ("gan", "simclr")
 POLICIES = ("mixed_bfloat16", "mixed_float16")
 # bfloat16 keeps 8 bits of mantissa: ~0.4 % per rounding; the losses after two steps agree to 2 %.
 RTOL = {"mixed_bfloat16": 0.02, "mixed_float16": 0.005}
