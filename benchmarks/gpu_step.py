@@ -134,7 +134,6 @@ def worker_reference(model, args):
     x, y = batch_of(model, args)
     if MODELS[model]["kind"] == "vision":
         import timm
-        from torch.nn import functional as F
 
         import vision_step
 
@@ -150,14 +149,7 @@ def worker_reference(model, args):
         state = {}
 
         def step():
-            opt.zero_grad(set_to_none=True)
-            with autocast():
-                loss = F.cross_entropy(net(images), labels)
-            loss.backward()
-            if clip:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
-            opt.step()
-            state["loss"] = loss.detach()
+            state["loss"] = vision_step.classifier_update(net, opt, clip, images, labels, autocast)
     else:
         import transformers
 

@@ -35,6 +35,7 @@ over N different batches of a preallocated NCHW tensor. Warmup dropped, median o
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -107,9 +108,24 @@ def torch_optimizer(kind, family, params):
             "AdamW(lr=3e-3, betas=(0.9, 0.999), eps=1e-7, weight_decay=0.3) + clip_grad_norm_(1.0)")
 
 
-def worker_reference(args):
+def classifier_update(net, opt, clip, images, labels, autocast=contextlib.nullcontext):
+    """One PyTorch classifier step (zero_grad, forward and cross-entropy under `autocast`,
+    backward, optional global-norm clipping, step); returns the detached loss."""
     import torch
     from torch.nn import functional as F
+
+    opt.zero_grad(set_to_none=True)
+    with autocast():
+        loss = F.cross_entropy(net(images), labels)
+    loss.backward()
+    if clip:
+        torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
+    opt.step()
+    return loss.detach()
+
+
+def worker_reference(args):
+    import torch
 
     result = {"run": REFERENCE, "torch_threads": turns.torch_threads(args.threads),
               "versions": {"torch": torch.__version__}, "jit": "eager (PyTorch)"}
@@ -129,13 +145,7 @@ def worker_reference(args):
         i = state["i"] % steps
         state["i"] += 1
         xb, yb = x[i * bsz:(i + 1) * bsz], y[i * bsz:(i + 1) * bsz]
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(net(xb), yb)
-        loss.backward()
-        if clip:
-            torch.nn.utils.clip_grad_norm_(net.parameters(), clip)
-        opt.step()
-        state["loss"] = loss.detach()
+        state["loss"] = classifier_update(net, opt, clip, xb, yb)
 
     loop = turns.step_block(step, steps, lambda: float(state["loss"]))
     turns.store_timings(result, turns.run_blocks({mode: loop for mode in args.modes}, args), steps)
