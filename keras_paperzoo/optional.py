@@ -3,8 +3,8 @@
 Training, evaluation and `.keras` save / load on the JAX and torch backends need neither
 TensorFlow nor its companions. These need them:
 
-- TensorFlow: SavedModel and LiteRT export, the `tf.data` pipelines (`EpochShuffledBatches.
-  as_dataset`, `index_dataset`, the BERT and translation input pipelines) and keras-hub's
+- TensorFlow: SavedModel and LiteRT export, the `tf.data` pipelines (`StreamBatches.
+  from_dataset`, `index_dataset`, the BERT and translation input pipelines) and keras-hub's
   WordPiece tokenizers (which run TF ops);
 - tensorflow-text: the raw-string text SavedModel;
 - tensorflow-datasets: dataset names that are not files (`--dataset cifar10`).

@@ -53,10 +53,10 @@ def apply_gradient_update(loss_fn, variables, optimizer):
     Returns:
         `(loss, aux)` as computed before the update.
 
-    The gradients are those of `optimizer.scale_loss(loss)`: under `mixed_float16` the
-    optimizer is a `keras.optimizers.LossScaleOptimizer`, whose `apply` divides them by
-    the same scale (and skips a step whose gradients are not finite), as Keras's own
-    `train_step` does; for any other optimizer the scale is 1.
+    The gradients are those of `optimizer.scale_loss(loss)`, and `optimizer.apply`
+    divides them by the same scale, as in Keras's own `train_step`: under
+    `mixed_float16` a `MultiOptimizerTrainer`'s optimizers carry the static
+    `loss_scale_factor` `MIXED_FLOAT16_LOSS_SCALE`; without one the scale is 1.
     """
 
     def scaled_loss_fn():
