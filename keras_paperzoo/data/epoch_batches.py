@@ -44,7 +44,10 @@ class EpochShuffledBatches(keras.utils.PyDataset):
             each epoch's permutation (pass it here, not to `fit`: `fit` would carry
             its iterator across epochs, so a resumed run would see other batches).
         augment: optional callable applied to each batch of `x` (e.g. a Keras
-            augmentation layer, called with `training=True`).
+            augmentation layer, called with `training=True`, its `SeedGenerator`s
+            reset from (seed, epoch, batch)); one with an `augment_numpy(x, rng)`
+            method (`CifarAugmentation`) runs that instead, with a NumPy
+            generator seeded from (seed, epoch, batch).
         with_index: yield x as {"images": batch, "index": the batch's rows in `x`}
             (InstDisc's and CMC's memory bank reads each image's own row;
             `keras_paperzoo/data/indexed.py`).
@@ -97,7 +100,9 @@ class EpochShuffledBatches(keras.utils.PyDataset):
     def __getitem__(self, index):
         rows = self._permutation()[index * self.batch_size : (index + 1) * self.batch_size]
         x = self.x[rows]
-        if self.augment is not None:
+        if hasattr(self.augment, "augment_numpy"):  # NumPy fast path (CifarAugmentation), drawn from (seed, epoch, index)
+            x = self.augment.augment_numpy(x, np.random.default_rng([self.seed, self.epoch, index]))
+        elif self.augment is not None:
             self._reseed_augmentation(index)
             x = np.asarray(keras.ops.convert_to_numpy(self.augment(x, training=True)))
         if self.with_index:

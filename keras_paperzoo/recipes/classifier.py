@@ -30,6 +30,22 @@ RECIPE_DEFAULTS = {
             "ImageNet top-1 error 29.6 % for configuration A (Simonyan & Zisserman 2015, Table 3)"),
 }
 
+# He et al. 2016, Sec. 4.2: ResNet-110 starts at lr 0.01 "until the training error is below
+# 80% (about 400 iterations), and then go[es] back to 0.1"; the shallower nets start at 0.1.
+PAPER_WARMUP_STEPS = {"resnet110_cifar": 400}
+
+
+def warmup_steps(recipe, preset, given):
+    """The lr / 10 warm-up of a run: `given` (--warmup-steps), else the paper's for `preset`."""
+    if given is not None:
+        if given < 0:
+            raise RecipeError(f"--warmup-steps {given}: must be 0 or more")
+        if given and recipe != "resnet-cifar":
+            raise RecipeError(f"--warmup-steps is for resnet-cifar (He et al.'s lr / 10 start); "
+                              f"{recipe} has its paper's own schedule")
+        return given
+    return PAPER_WARMUP_STEPS.get(preset or RECIPE_DEFAULTS[recipe][1], 0) if recipe == "resnet-cifar" else 0
+
 
 def _backbone(recipe, preset, image_shape):
     import keras_paperzoo.models as models
@@ -61,6 +77,7 @@ def run(args, extra_callbacks=()):
 
     recipe = args.recipe
     run = common.start_run(args, recipe)
+    warmup = warmup_steps(recipe, getattr(args, "preset", None), getattr(args, "warmup_steps", None))
     dataset = args.dataset or "digits"
     _, _, digits_size, paper = RECIPE_DEFAULTS[recipe]
     image_size = args.image_size or (digits_size if dataset == "digits" else None)
@@ -84,7 +101,10 @@ def run(args, extra_callbacks=()):
                                  seed=args.seed, steps_per_epoch=args.steps_per_epoch, augment=augment)
     epochs = args.epochs or 10
     model = ImageClassifier(backbone, num_classes)
-    model.compile(steps_per_epoch=len(train), epochs=epochs)
+    try:
+        model.compile(steps_per_epoch=len(train), epochs=epochs, warmup_steps=warmup)
+    except ValueError as error:
+        raise RecipeError(f"--warmup-steps {warmup}: {error}") from error
     with common.Timer() as timer:
         history = run.fit(model, train, epochs=epochs, callbacks=list(extra_callbacks), verbose=args.verbose)
     run.save_model(model, "model.keras")
@@ -101,6 +121,8 @@ def run(args, extra_callbacks=()):
             "image_shape": list(x_train.shape[1:]),
             "epochs": epochs,
             "batch_size": batch_size,
+            "steps": len(train) * epochs,
+            "warmup_steps": warmup,
             "parameters": int(model.count_params()),
             "backend": keras.backend.backend(),
             "train_seconds": round(timer.seconds, 2),

@@ -7,6 +7,8 @@ from keras_paperzoo.data.augmentation import (
     PCAColorNoise,
     center_crop,
     cifar_augmentation,
+    crop_and_flip,
+    imagenet_augmentation,
     per_channel_statistics,
     rgb_pca,
     ten_crop,
@@ -32,6 +34,53 @@ def test_cifar_augmentation_is_a_shifted_and_maybe_mirrored_window_of_the_padded
     assert not np.allclose(out, images)  # something moved
     np.testing.assert_allclose(keras.ops.convert_to_numpy(cifar_augmentation()(images, training=False)), images)
     check_config_roundtrip(cifar_augmentation(seed=2))
+
+
+def _offsets(images, out, padding=4):
+    """(dy, dx, mirrored) of each output image in its padded input (None where no window matches)."""
+    size = out.shape[1]
+    padded = np.pad(images, ((0, 0), (padding, padding), (padding, padding), (0, 0)))
+    found = []
+    for image, result in zip(padded, out):
+        match = [(dy, dx, m) for dy in range(2 * padding + 1) for dx in range(2 * padding + 1) for m in (0, 1)
+                 if np.array_equal((image[:, ::-1] if m else image)[dy : dy + size, dx : dx + size], result)]
+        found.append(match[0] if match else None)
+    return found
+
+
+def test_cifar_augmentation_draws_a_crop_and_flip_per_image_in_keras_and_numpy():
+    # He et al. Sec. 4.2 samples the crop per image; Keras's RandomCrop draws one per batch,
+    # under which every image of this batch would share one (dy, dx).
+    images = _images(64)
+    augment = cifar_augmentation(seed=3)
+    for out in (keras.ops.convert_to_numpy(augment(images, training=True)),
+                augment.augment_numpy(images, np.random.default_rng(0))):
+        found = _offsets(images, out)
+        assert None not in found
+        assert len({(dy, dx) for dy, dx, _ in found}) > 20  # of 81 offsets, 64 images
+        assert 10 < sum(m for _, _, m in found) < 54  # about half mirrored
+    small = _images(300, size=8)
+    found = _offsets(small, cifar_augmentation(image_size=8, seed=4).augment_numpy(small, np.random.default_rng(1)))
+    assert {dy for dy, _, _ in found} == {dx for _, dx, _ in found} == set(range(9))  # 0..8, both ends included
+
+
+def test_crop_and_flip_is_the_same_in_numpy_and_keras_ops():
+    images = _images(3, size=6)
+    top, left, flip = np.array([0, 2, 4]), np.array([4, 1, 0]), np.array([False, True, True])
+    padded = np.pad(images, ((0, 0), (2, 2), (2, 2), (0, 0)))
+    windows = [p[t : t + 6, l : l + 6] for p, t, l in zip(padded, top, left)]
+    expected = np.stack([w[:, ::-1] if f else w for w, f in zip(windows, flip)])
+    np.testing.assert_array_equal(crop_and_flip(images, top, left, flip, 2, 6, xp=np), expected)
+    tensors = [keras.ops.convert_to_tensor(a) for a in (images, top, left, flip)]
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(crop_and_flip(*tensors, 2, 6)), expected)
+
+
+def test_imagenet_augmentation_zooms_crops_and_flips_to_the_crop_size():
+    images = _images(16, size=40)
+    out = keras.ops.convert_to_numpy(imagenet_augmentation(32, seed=0)(images, training=True))
+    assert out.shape == (16, 32, 32, 3)
+    assert out.min() >= -1e-6 and out.max() <= 1 + 1e-6  # zoom interpolates inside the input's range
+    assert not any(np.allclose(o, i[4:36, 4:36]) for o, i in zip(out, images))  # none is the plain centre
 
 
 def test_pca_color_noise_moves_pixels_along_the_principal_components():

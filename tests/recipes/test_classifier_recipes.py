@@ -120,3 +120,25 @@ def test_vit_classifier_exports_to_litert_with_the_numeric_check(tmp_path):
     result = export_model(model, tmp_path / "vit.tflite", format="litert")
     assert result.ok and result.max_abs_diff <= 1e-4
     assert (tmp_path / "vit.tflite").stat().st_size > 4 * model.count_params()  # float32 weights inside
+
+
+def test_warmup_is_the_papers_for_resnet110_only_and_checked():
+    from keras_paperzoo.recipes.common import RecipeError
+
+    # He et al. Sec. 4.2: lr 0.01 for ~400 iterations for ResNet-110; the others start at 0.1.
+    assert classifier.warmup_steps("resnet-cifar", "resnet110_cifar", None) == 400
+    assert classifier.warmup_steps("resnet-cifar", "resnet56_cifar", None) == 0
+    assert classifier.warmup_steps("resnet-cifar", None, None) == 0  # the default preset, resnet20_cifar
+    assert classifier.warmup_steps("resnet-cifar", "resnet110_cifar", 0) == 0
+    assert classifier.warmup_steps("vit", "vit_ti16", None) == 0
+    with pytest.raises(RecipeError, match="--warmup-steps -1: must be 0 or more"):
+        classifier.warmup_steps("resnet-cifar", None, -1)
+    with pytest.raises(RecipeError, match="--warmup-steps is for resnet-cifar"):
+        classifier.warmup_steps("vit", None, 10)
+
+
+def test_a_warmup_past_the_first_lr_drop_is_one_clear_error(tmp_path, capsys):
+    # 2 updates in all: the first drop is at update 1, so 5 warm-up updates cannot fit.
+    assert main(["train", "resnet-cifar", "--warmup-steps", "5", "--output-dir", str(tmp_path), *RUN]) == 2
+    err = capsys.readouterr().err
+    assert "--warmup-steps 5: warmup_steps should be an int between 0 and the first lr drop" in err
