@@ -11,7 +11,8 @@ from keras import ops
 
 
 def _log_d(outputs, from_logits):
-    """(log D, log(1 - D)) from logits or from probabilities."""
+    """(log D, log(1 - D)) from logits or from probabilities, in float32 (half-precision D outputs too)."""
+    outputs = ops.cast(outputs, "float32")
     if from_logits:
         return -ops.softplus(-outputs), -ops.softplus(outputs)
     p = ops.clip(outputs, 1e-7, 1.0 - 1e-7)

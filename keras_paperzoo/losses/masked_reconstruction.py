@@ -28,7 +28,7 @@ def normalized_patch_targets(patches, epsilon=1e-6):
     t = normalized_patch_targets(keras.ops.ones((2, 196, 768)))  # all zeros: constant patches
     ```
     """
-    patches = ops.convert_to_tensor(patches)
+    patches = ops.cast(patches, "float32")  # statistics in float32 under a mixed-precision policy
     count = patches.shape[-1]
     if count is None or count < 2:
         raise ValueError(f"Per-patch normalisation needs at least 2 values per patch; got {count}.")
@@ -38,7 +38,7 @@ def normalized_patch_targets(patches, epsilon=1e-6):
 
 
 def masked_patch_mse(predictions, targets, mask):
-    """Mean squared error over the masked patches only: a scalar.
+    """Mean squared error over the masked patches only: a float32 scalar.
 
     Args:
         predictions, targets: (B, N, K) patch pixel values.
@@ -52,8 +52,8 @@ def masked_patch_mse(predictions, targets, mask):
     masked_patch_mse(pred, target, keras.ops.convert_to_tensor([[1.0, 0.0, 0.0, 1.0]]))  # 1.0
     ```
     """
-    predictions = ops.convert_to_tensor(predictions)
-    targets = ops.cast(targets, predictions.dtype)
-    mask = ops.cast(mask, predictions.dtype)
+    predictions = ops.cast(predictions, "float32")  # the mean in float32 under a mixed-precision policy
+    targets = ops.cast(targets, "float32")
+    mask = ops.cast(mask, "float32")
     per_patch = ops.mean(ops.square(predictions - targets), axis=-1)  # (B, N)
     return ops.sum(per_patch * mask) / ops.maximum(ops.sum(mask), 1.0)
