@@ -1,6 +1,6 @@
-"""Run a few GAN steps from given weights; used by the parity and distribution tests.
+"""Run a few GAN steps from given weights; used by the backend-parity test.
 
-    KERAS_BACKEND=jax python gan_steps_script.py INPUT.npz OUTPUT.npz [--data-parallel]
+    KERAS_BACKEND=jax python gan_steps_script.py INPUT.npz OUTPUT.npz
 
 INPUT.npz holds `weights_*` (initial weights), `images` and `noise` (a bank of
 noise batches, one per draw: keras.random's streams differ between backends, so
@@ -33,9 +33,7 @@ class BankNoiseGAN(GAN):
         return z
 
 
-def main(inp, out, data_parallel=False):
-    if data_parallel:
-        keras.distribution.set_distribution(keras.distribution.DataParallel())
+def main(inp, out):
     data = np.load(inp)
     generator = build_generator(latent_dim=8, hidden_units=(32,), output_shape=(6, 6, 1))
     discriminator = build_discriminator(input_shape=(6, 6, 1), maxout_units=(16,), pieces=3, input_dropout=0.0, hidden_dropout=0.0)
@@ -47,13 +45,7 @@ def main(inp, out, data_parallel=False):
         out,
         **{f"weights_{i}": keras.ops.convert_to_numpy(w) for i, w in enumerate(gan.weights)},
         d_loss=np.array(history.history["d_loss"]),
-        devices=np.array(_device_count()),
     )
-
-
-def _device_count():
-    distribution = keras.distribution.distribution()
-    return 1 if distribution is None else len(distribution.device_mesh.devices.flatten())
 
 
 def initial_state(path, seed=0, steps=3, batch_size=8):
@@ -75,4 +67,4 @@ def initial_state(path, seed=0, steps=3, batch_size=8):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], data_parallel="--data-parallel" in sys.argv)
+    main(sys.argv[1], sys.argv[2])

@@ -1,4 +1,4 @@
-"""The same GAN steps on TensorFlow, JAX and PyTorch, and on 4 JAX devices.
+"""The same GAN steps on TensorFlow, JAX and PyTorch (4 JAX devices: tests/training/test_data_parallel.py).
 
 Each run is a separate process (a process has one Keras backend). These tests run
 once, in the TensorFlow pass of the suite: they start the other backends themselves.
@@ -57,12 +57,3 @@ def test_three_backends_agree_after_three_gan_steps(initial, tmp_path):
         for a, b in zip(_weights(runs[backend]), reference):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=backend)
         np.testing.assert_allclose(runs[backend]["d_loss"], runs["tensorflow"]["d_loss"], rtol=1e-4)
-
-
-def test_jax_data_parallel_on_4_devices_matches_one_device(initial, tmp_path):
-    flags = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
-    single = _run("jax", initial, tmp_path / "single.npz")
-    parallel = _run("jax", initial, tmp_path / "parallel.npz", "--data-parallel", env=flags)
-    assert int(parallel["devices"]) == 4
-    for a, b in zip(_weights(parallel), _weights(single)):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
