@@ -15,9 +15,6 @@ a subprocess (`python -m tests.training.test_data_parallel NAME ...`), all train
 """
 
 import json
-import os
-import pathlib
-import subprocess
 import sys
 
 import numpy as np
@@ -26,8 +23,8 @@ import pytest
 import keras
 
 from tests.trainer_zoo import TRAINERS
+from tests.virtual_devices import measure_on_devices
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 DEVICES = 4
 
 pytestmark = pytest.mark.skipif(
@@ -39,15 +36,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def measured():
-    env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
-               XLA_FLAGS=f"--xla_force_host_platform_device_count={DEVICES}",
-               PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run([sys.executable, "-m", "tests.training.test_data_parallel", *sorted(TRAINERS)],
-                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=1500)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert run.returncode == 0 and lines, f"subprocess failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
-    return json.loads(lines[-1][len("RESULTS "):])
-
+    return measure_on_devices("tests.training.test_data_parallel", *sorted(TRAINERS), devices=DEVICES, timeout=1500)
 
 def _problems(name, result):
     """What is wrong with one trainer's measurement (an empty list when 4 devices equal 1)."""

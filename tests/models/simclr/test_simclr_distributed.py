@@ -8,36 +8,24 @@ as one JSON line; the tests below check them.
 """
 
 import json
-import os
-import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import keras
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
+from tests.virtual_devices import JAX_ONLY, measure_on_devices
 BATCH, DEVICES = 16, 4
 
 pytestmark = pytest.mark.skipif(
     keras.backend.backend() != "jax",
-    reason="multi-device test: keras.distribution.DataParallel over virtual CPU devices "
-    "(XLA_FLAGS=--xla_force_host_platform_device_count) is JAX-only",
+    reason=JAX_ONLY,
 )
 
 
 @pytest.fixture(scope="module")
 def measured():
-    env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
-               XLA_FLAGS="--xla_force_host_platform_device_count=4",
-               PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
-    run = subprocess.run([sys.executable, "-m", "tests.models.simclr.test_simclr_distributed"], cwd=REPO_ROOT,
-                         env=env, capture_output=True, text=True, timeout=600)
-    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert run.returncode == 0 and lines, f"subprocess failed:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
-    results = json.loads(lines[-1][len("RESULTS "):])
+    results = measure_on_devices("tests.models.simclr.test_simclr_distributed")
     assert results["devices_seen"] == results["mesh_devices"] == DEVICES
     assert results["batch_shards"] == DEVICES  # the batch really was split over the devices
     return results
