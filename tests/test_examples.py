@@ -29,7 +29,8 @@ SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_t
 # (simclr_digits and instdisc_digits moved from JAX to torch in stop 24: 64 s and 50 s of compilation on JAX,
 # the longest leg; JAX keeps cmc_digits)
 LEG = {"byol_digits": "tensorflow", "invaspread_digits": "tensorflow", "simclr_digits": "torch",
-       "instdisc_digits": "torch", "cmc_digits": "jax", "cpc_digits": "torch"}
+       "instdisc_digits": "torch", "cmc_digits": "jax", "cpc_digits": "torch", "resnet_digits": "tensorflow",
+       "gpt_sonnets": "torch"}
 
 
 def leg_of(path):
