@@ -30,7 +30,7 @@ SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_t
 # the longest leg; JAX keeps cmc_digits)
 LEG = {"byol_digits": "tensorflow", "invaspread_digits": "tensorflow", "simclr_digits": "torch",
        "instdisc_digits": "torch", "cmc_digits": "jax", "cpc_digits": "torch", "resnet_digits": "tensorflow",
-       "gpt_sonnets": "torch"}
+       "gpt_sonnets": "torch", "mae_digits": "torch"}
 
 
 def leg_of(path):
