@@ -69,8 +69,8 @@ class CifarAugmentation(keras.layers.Layer):
     would move together. The identity at inference.
 
     `augment_numpy(images, rng)` is the same augmentation in NumPy, which
-    `EpochShuffledBatches` uses: 0.4 ms for a batch of 128 on a CPU core, against
-    about 10 ms of eager JAX ops, and identical on every backend.
+    `EpochShuffledBatches` uses: about 2 ms for a batch of 128 of 32x32x3 on a CPU
+    core, against about 10 ms of eager JAX ops, and identical on every backend.
 
     Example:
 

@@ -35,8 +35,12 @@ RECIPE_DEFAULTS = {
 PAPER_WARMUP_STEPS = {"resnet110_cifar": 400}
 
 
-def warmup_steps(recipe, preset, given):
-    """The lr / 10 warm-up of a run: `given` (--warmup-steps), else the paper's for `preset`."""
+def warmup_steps(recipe, preset, given, total_steps=None):
+    """The lr / 10 warm-up of a run: `given` (--warmup-steps), else the paper's for `preset`.
+
+    The paper's 400 updates belong to its 64,000; a default that would not end before
+    the first lr drop of a shorter run (`total_steps`) is cut to a quarter of the run.
+    """
     if given is not None:
         if given < 0:
             raise RecipeError(f"--warmup-steps {given}: must be 0 or more")
@@ -44,7 +48,8 @@ def warmup_steps(recipe, preset, given):
             raise RecipeError(f"--warmup-steps is for resnet-cifar (He et al.'s lr / 10 start); "
                               f"{recipe} has its paper's own schedule")
         return given
-    return PAPER_WARMUP_STEPS.get(preset or RECIPE_DEFAULTS[recipe][1], 0) if recipe == "resnet-cifar" else 0
+    paper = PAPER_WARMUP_STEPS.get(preset or RECIPE_DEFAULTS[recipe][1], 0) if recipe == "resnet-cifar" else 0
+    return paper if total_steps is None else min(paper, total_steps // 4)
 
 
 def _backbone(recipe, preset, image_shape):
@@ -77,7 +82,7 @@ def run(args, extra_callbacks=()):
 
     recipe = args.recipe
     run = common.start_run(args, recipe)
-    warmup = warmup_steps(recipe, getattr(args, "preset", None), getattr(args, "warmup_steps", None))
+    warmup = warmup_steps(recipe, getattr(args, "preset", None), getattr(args, "warmup_steps", None))  # checked early
     dataset = args.dataset or "digits"
     _, _, digits_size, paper = RECIPE_DEFAULTS[recipe]
     image_size = args.image_size or (digits_size if dataset == "digits" else None)
@@ -101,6 +106,8 @@ def run(args, extra_callbacks=()):
                                  seed=args.seed, steps_per_epoch=args.steps_per_epoch, augment=augment)
     epochs = args.epochs or 10
     model = ImageClassifier(backbone, num_classes)
+    warmup = warmup_steps(recipe, getattr(args, "preset", None), getattr(args, "warmup_steps", None),
+                          total_steps=len(train) * epochs)
     try:
         model.compile(steps_per_epoch=len(train), epochs=epochs, warmup_steps=warmup)
     except ValueError as error:

@@ -131,6 +131,10 @@ def test_warmup_is_the_papers_for_resnet110_only_and_checked():
     assert classifier.warmup_steps("resnet-cifar", None, None) == 0  # the default preset, resnet20_cifar
     assert classifier.warmup_steps("resnet-cifar", "resnet110_cifar", 0) == 0
     assert classifier.warmup_steps("vit", "vit_ti16", None) == 0
+    # A run shorter than the paper's: the default is cut to a quarter of it (the first drop is at half).
+    assert classifier.warmup_steps("resnet-cifar", "resnet110_cifar", None, total_steps=64_000) == 400
+    assert classifier.warmup_steps("resnet-cifar", "resnet110_cifar", None, total_steps=120) == 30
+    assert classifier.warmup_steps("resnet-cifar", "resnet110_cifar", 50, total_steps=120) == 50  # given: kept
     with pytest.raises(RecipeError, match="--warmup-steps -1: must be 0 or more"):
         classifier.warmup_steps("resnet-cifar", None, -1)
     with pytest.raises(RecipeError, match="--warmup-steps is for resnet-cifar"):
