@@ -30,7 +30,7 @@ def _labels(labels):
     return labels
 
 
-def extract_features(encoder, data, batch_size=256):
+def extract_features(encoder, data, batch_size=256, verbose=0):
     """Run `encoder` in inference mode over `data`; return (features (N, D), labels (N,)).
 
     Args:
@@ -39,6 +39,7 @@ def extract_features(encoder, data, batch_size=256):
         data: `(images, labels)` arrays, or an iterable of `(images, labels)`
             batches (a `tf.data.Dataset`, a `keras.utils.PyDataset`, a list).
         batch_size: for arrays.
+        verbose: 1 shows a progress bar (`keras.utils.Progbar`), 0 nothing.
 
     Example:
 
@@ -50,20 +51,25 @@ def extract_features(encoder, data, batch_size=256):
         images, labels = data
         batch_size = min(batch_size, len(images))
         features = []
+        progress = keras.utils.Progbar(len(images), verbose=verbose, unit_name="image")
         for i in range(0, len(images), batch_size):
             chunk = np.asarray(keras.ops.convert_to_numpy(images[i : i + batch_size]))
             size = len(chunk)
             if size < batch_size:  # pad the last chunk: one input shape, one compiled function
                 chunk = np.concatenate([chunk, np.repeat(chunk[-1:], batch_size - size, axis=0)])
             features.append(_pool(encoder.predict_on_batch(chunk))[:size])
+            progress.add(size)
         labels = None if labels is None else _labels(labels)
     else:
         features, labels = [], []
+        total = len(data) if hasattr(data, "__len__") else None
+        progress = keras.utils.Progbar(total, verbose=verbose, unit_name="batch")
         for batch in (data[i] for i in range(len(data))) if isinstance(data, keras.utils.PyDataset) else data:
             if not isinstance(batch, (tuple, list)) or len(batch) < 2:
                 raise ValueError("extract_features needs (images, labels) batches; got one tensor per batch.")
             features.append(_pool(encoder.predict_on_batch(batch[0])))
             labels.append(_labels(batch[1]))
+            progress.add(1)
         if not features:
             raise ValueError("extract_features got an empty dataset.")
         labels = np.concatenate(labels)

@@ -18,6 +18,7 @@ accuracy = knn_accuracy(train_features, train_labels, test_features, test_labels
 ```
 """
 
+import keras
 import numpy as np
 
 
@@ -29,8 +30,8 @@ def _normalize(features):
 
 
 def knn_predict(train_features, train_labels, test_features, k=200, temperature=0.1, num_classes=None,
-                batch_size=1024):
-    """Predicted class (N_test,) of each test feature by the weighted vote above."""
+                batch_size=1024, verbose=0):
+    """Predicted class (N_test,) of each test feature by the weighted vote above (verbose=1: a progress bar)."""
     train = _normalize(train_features)  # (N, D)
     test = _normalize(test_features)  # (M, D)
     labels = np.asarray(train_labels).reshape(-1).astype("int64")
@@ -46,6 +47,7 @@ def knn_predict(train_features, train_labels, test_features, k=200, temperature=
         raise ValueError(f"train labels must be class indices >= 0; got {labels.min()}.")
     num_classes = int(num_classes or labels.max() + 1)
     predictions = []
+    progress = keras.utils.Progbar(len(test), verbose=verbose, unit_name="image")
     for start in range(0, len(test), batch_size):
         similarity = test[start : start + batch_size] @ train.T  # (m, N) cosine similarities
         nearest = np.argpartition(-similarity, k - 1, axis=1)[:, :k]  # (m, k), any order
@@ -53,11 +55,12 @@ def knn_predict(train_features, train_labels, test_features, k=200, temperature=
         votes = np.zeros((len(nearest), num_classes), "float64")
         np.add.at(votes, (np.arange(len(nearest))[:, None], labels[nearest]), weights)  # (m, classes)
         predictions.append(votes.argmax(axis=1))
+        progress.add(len(nearest))
     return np.concatenate(predictions) if predictions else np.zeros((0,), "int64")
 
 
 def knn_accuracy(train_features, train_labels, test_features, test_labels, k=200, temperature=0.1,
-                 num_classes=None, batch_size=1024):
+                 num_classes=None, batch_size=1024, verbose=0):
     """Top-1 accuracy in [0, 1] of the weighted kNN classifier (InstDisc protocol).
 
     Args:
@@ -67,9 +70,11 @@ def knn_accuracy(train_features, train_labels, test_features, test_labels, k=200
         k: neighbours (200).
         temperature: T of the exp(s / T) weights (0.1).
         num_classes: default max label + 1.
+        verbose: 1 shows a progress bar over the test features.
     """
     test_labels = np.asarray(test_labels).reshape(-1)
-    predictions = knn_predict(train_features, train_labels, test_features, k, temperature, num_classes, batch_size)
+    predictions = knn_predict(train_features, train_labels, test_features, k, temperature, num_classes, batch_size,
+                              verbose)
     if len(predictions) != len(test_labels):
         raise ValueError(f"{len(predictions)} test features but {len(test_labels)} test labels.")
     return float(np.mean(predictions == test_labels))

@@ -38,7 +38,7 @@ def default_sigma_grid():
     return np.logspace(-1.0, 0.0, 10)
 
 
-def parzen_log_likelihood(samples, x, sigma, batch_size=DEFAULT_BATCH_SIZE):
+def parzen_log_likelihood(samples, x, sigma, batch_size=DEFAULT_BATCH_SIZE, verbose=0):
     """Per-example log-likelihood of ``x`` under a Gaussian Parzen window.
 
     log p(x) = logsumexp_i(-||x - s_i||^2 / (2 sigma^2)) - log n - (d/2) log(2 pi sigma^2),
@@ -50,6 +50,7 @@ def parzen_log_likelihood(samples, x, sigma, batch_size=DEFAULT_BATCH_SIZE):
         x: array of shape (m, ...): points to score, flattened to (m, d).
         sigma: positive float, the kernel standard deviation.
         batch_size: rows of ``x`` scored at once (memory is ~batch_size * n floats).
+        verbose: 1 shows a progress bar over the rows of ``x``.
 
     Returns:
         NumPy float64 array of shape (m,), the log-likelihood of each row of ``x``.
@@ -63,11 +64,11 @@ def parzen_log_likelihood(samples, x, sigma, batch_size=DEFAULT_BATCH_SIZE):
     if np.ndim(sigma) != 0:
         raise ValueError(f"sigma must be a single positive number; got shape {np.shape(sigma)}")
     sigmas = _check_sigmas(sigma)
-    log_sums = _log_kernel_sums(samples, x, sigmas, batch_size)[:, 0]  # (m,)
+    log_sums = _log_kernel_sums(samples, x, sigmas, batch_size, verbose)[:, 0]  # (m,)
     return log_sums - _log_normaliser(samples.shape[0], samples.shape[1], sigmas[0])
 
 
-def select_sigma(samples, x_valid, sigmas=None, batch_size=DEFAULT_BATCH_SIZE):
+def select_sigma(samples, x_valid, sigmas=None, batch_size=DEFAULT_BATCH_SIZE, verbose=0):
     """Choose the Parzen bandwidth by mean validation log-likelihood.
 
     The paper's protocol (Section 5): sigma "obtained by cross validation on the
@@ -79,6 +80,7 @@ def select_sigma(samples, x_valid, sigmas=None, batch_size=DEFAULT_BATCH_SIZE):
         x_valid: array (m, ...): validation points (the paper uses 1,000).
         sigmas: iterable of positive floats; defaults to ``default_sigma_grid()``.
         batch_size: rows of ``x_valid`` scored at once.
+        verbose: 1 shows a progress bar over the rows of ``x_valid``.
 
     Returns:
         ``(best_sigma, {sigma: mean_log_likelihood})``; ties go to the first sigma.
@@ -91,7 +93,7 @@ def select_sigma(samples, x_valid, sigmas=None, batch_size=DEFAULT_BATCH_SIZE):
     """
     samples, x_valid = _check_pair(samples, x_valid, "x_valid")
     grid = _check_sigmas(default_sigma_grid() if sigmas is None else sigmas)
-    log_sums = _log_kernel_sums(samples, x_valid, grid, batch_size)  # (m, k)
+    log_sums = _log_kernel_sums(samples, x_valid, grid, batch_size, verbose)  # (m, k)
     n, d = samples.shape
     means = [
         float(np.mean(log_sums[:, j]) - _log_normaliser(n, d, s)) for j, s in enumerate(grid)
@@ -109,6 +111,7 @@ def parzen_evaluation(
     latent_dim=None,
     seed=0,
     batch_size=DEFAULT_BATCH_SIZE,
+    verbose=0,
 ):
     """Full Table 1 protocol: sample, pick sigma on validation, score the test set.
 
@@ -123,6 +126,7 @@ def parzen_evaluation(
         latent_dim: noise size; defaults to ``generator.input_shape[-1]``.
         seed: seed of the NumPy RNG drawing the N(0, I) noise.
         batch_size: rows scored at once.
+        verbose: 1 shows progress bars while choosing sigma and scoring the test set.
 
     Returns:
         dict with ``log_likelihood`` (mean over x_test), ``standard_error``
@@ -138,8 +142,8 @@ def parzen_evaluation(
         ['log_likelihood', 'num_samples', 'sigma', 'sigma_grid', 'standard_error']
     """
     samples = _draw_samples(generator_or_samples, num_samples, latent_dim, seed)
-    sigma, grid = select_sigma(samples, x_valid, sigmas, batch_size)
-    ll = parzen_log_likelihood(samples, x_test, sigma, batch_size)  # (n_test,)
+    sigma, grid = select_sigma(samples, x_valid, sigmas, batch_size, verbose)
+    ll = parzen_log_likelihood(samples, x_test, sigma, batch_size, verbose)  # (n_test,)
     return {
         "log_likelihood": float(np.mean(ll)),
         "standard_error": float(np.std(ll) / math.sqrt(ll.shape[0])),
@@ -172,7 +176,7 @@ def _latent_dim(generator):
     return int(shape[-1])
 
 
-def _log_kernel_sums(samples, x, sigmas, batch_size):
+def _log_kernel_sums(samples, x, sigmas, batch_size, verbose=0):
     """logsumexp_i(-||x_j - s_i||^2 / (2 sigma_k^2)) as float64 of shape (m, k)."""
     batch_size = int(batch_size)
     if batch_size < 1:
@@ -182,6 +186,7 @@ def _log_kernel_sums(samples, x, sigmas, batch_size):
     m = x.shape[0]
     batch_size = min(batch_size, m)
     out = np.empty((m, len(sigmas)), dtype=np.float64)  # (m, k)
+    progress = keras.utils.Progbar(m, verbose=verbose, unit_name="point")
     for start in range(0, m, batch_size):
         rows = _augment(x[start : start + batch_size] - centre, right=False)  # (r, d + 2)
         # Zero-pad the last batch: one tensor shape per call (no JAX retracing).
@@ -191,6 +196,7 @@ def _log_kernel_sums(samples, x, sigmas, batch_size):
         for k, sigma in enumerate(sigmas):
             lse = ops.logsumexp(ops.multiply(sq, -0.5 / float(sigma) ** 2), axis=1)  # (b,)
             out[start : start + len(rows), k] = ops.convert_to_numpy(lse)[: len(rows)]
+        progress.add(len(rows))
     return out
 
 

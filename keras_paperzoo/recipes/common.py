@@ -28,7 +28,9 @@ def run(args, extra_callbacks=()):
    (SIGKILL included) and resumed with `--resume` ends bit-identical to the
    uninterrupted run. It returns the history of every epoch, those before the
    resume included. A recipe with two training stages calls it twice with
-   different `stage` names.
+   different `stage` names. It writes TensorBoard logs of every epoch's values
+   and of the pictures of callbacks with a `last_path` to OUTPUT_DIR/logs/STAGE
+   (`TensorBoardLogs`, no TensorFlow needed): `tensorboard --logdir OUTPUT_DIR/logs`.
 3. `Run.save_model` / `Run.write_text` write files atomically.
 4. `Run.finish` writes `metrics.json`, then removes the checkpoint: a kill before
    that leaves a run that `--resume` completes.
@@ -44,6 +46,7 @@ import keras
 import numpy as np
 
 from keras_paperzoo.callbacks.non_finite import StopOnNonFinite
+from keras_paperzoo.callbacks.tensorboard import TensorBoardLogs
 from keras_paperzoo.callbacks.run_checkpoint import (
     CheckpointError,
     FaultInjection,
@@ -55,6 +58,7 @@ from keras_paperzoo.callbacks.run_checkpoint import (
 )
 
 ARGUMENTS_FILE = "run.json"
+LOGS_DIR = "logs"  # TensorBoard: OUTPUT_DIR/logs/STAGE/{train,validation}
 # Namespace fields that do not change what a run computes.
 NOT_RUN_ARGUMENTS = ("output_dir", "resume", "verbose", "command", "backend")
 
@@ -175,7 +179,9 @@ class Run:
         self._record_arguments()
         guard = StopOnNonFinite()
         checkpoint = RunCheckpoint(self.checkpoint_dir / stage)
-        every = [data.epoch_callback(), guard, *callbacks]
+        pictures = [c for c in callbacks if hasattr(c, "last_path")]
+        logs = TensorBoardLogs(self.output_dir / LOGS_DIR / stage, pictures=pictures)
+        every = [data.epoch_callback(), guard, *callbacks, logs]
         if faults():
             every.append(FaultInjection())
         every.append(checkpoint)

@@ -77,7 +77,8 @@ def run(args, extra_callbacks=()):
     run.save_model(gan, "model.keras")
     latent_interpolation(gan.generator, gan.latent_dim, output_dir / "interpolation.png", seed=args.seed)
     parzen = parzen_evaluation(
-        gan.generator, x_valid, x_test, num_samples=getattr(args, "parzen_samples", None) or DEFAULT_PARZEN_SAMPLES, seed=args.seed
+        gan.generator, x_valid, x_test, num_samples=getattr(args, "parzen_samples", None) or DEFAULT_PARZEN_SAMPLES, seed=args.seed,
+        verbose=args.verbose,
     )
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(

@@ -45,7 +45,7 @@ def _model(preset, image_shape, seed):
         raise RecipeError(f"mae: {error}") from error
 
 
-def _knn_accuracy(encoder, x_train, y_train, x_test, y_test):
+def _knn_accuracy(encoder, x_train, y_train, x_test, y_test, verbose=0):
     """kNN accuracy of the encoder's features, or None without labels or without `evaluation.knn`."""
     if y_train is None or y_test is None:
         return None
@@ -53,9 +53,9 @@ def _knn_accuracy(encoder, x_train, y_train, x_test, y_test):
         from keras_paperzoo.evaluation.knn import knn_accuracy
     except ImportError:
         return None
-    train = encoder.predict(x_train, batch_size=256, verbose=0)
-    test = encoder.predict(x_test, batch_size=256, verbose=0)
-    return knn_accuracy(train, y_train, test, y_test, k=min(200, len(train)))
+    train = encoder.predict(x_train, batch_size=256, verbose=verbose)
+    test = encoder.predict(x_test, batch_size=256, verbose=verbose)
+    return knn_accuracy(train, y_train, test, y_test, k=min(200, len(train)), verbose=verbose)
 
 
 def run(args, extra_callbacks=()):
@@ -101,7 +101,7 @@ def run(args, extra_callbacks=()):
     run.save_model(mae.encoder, "encoder.keras")
     pictures.save(output_dir / "reconstruction.png")
     test_loss = mae.evaluate(x_test, batch_size=256, verbose=0)
-    knn = _knn_accuracy(mae.encoder, x_train, y_train, x_test, y_test)
+    knn = _knn_accuracy(mae.encoder, x_train, y_train, x_test, y_test, verbose=args.verbose)
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(
         {

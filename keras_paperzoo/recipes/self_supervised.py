@@ -139,13 +139,14 @@ def build_trainer(pretraining, preset, x_train, batch_size, seed, crop_scale=Non
     return trainer, mean, std
 
 
-def evaluate_encoder(encoder, train, test, probe_epochs, seed):
-    """{"knn": kNN top-1, "probe": linear-probe top-1} of the frozen encoder, in [0, 1]."""
+def evaluate_encoder(encoder, train, test, probe_epochs, seed, verbose=0):
+    """{"knn": kNN top-1, "probe": linear-probe top-1} of the frozen encoder, in [0, 1] (verbose=1: progress bars)."""
     from keras_paperzoo.evaluation import extract_features, knn_accuracy, linear_probe
 
-    train_features, train_labels = extract_features(encoder, train)
-    test_features, test_labels = extract_features(encoder, test)
-    knn = knn_accuracy(train_features, train_labels, test_features, test_labels, k=min(200, len(train_labels)))
+    train_features, train_labels = extract_features(encoder, train, verbose=verbose)
+    test_features, test_labels = extract_features(encoder, test, verbose=verbose)
+    knn = knn_accuracy(train_features, train_labels, test_features, test_labels, k=min(200, len(train_labels)),
+                       verbose=verbose)
     probe = linear_probe(encoder, train, test, epochs=probe_epochs, batch_size=min(256, len(train_labels)),
                          seed=seed)
     return {"knn": knn, "probe": probe["accuracy"]}
@@ -206,7 +207,7 @@ def pretrain(args, pretraining, extra_callbacks=()):
 
     metrics = {key: values[-1] for key, values in history.history.items()}
     if labelled:
-        final = evaluate_encoder(encoder, train, test, probe_epochs, args.seed)
+        final = evaluate_encoder(encoder, train, test, probe_epochs, args.seed, verbose=args.verbose)
         metrics.update({**at_init, "linear_probe_accuracy": final["probe"]})
     metrics.update(pretraining.describe(model))
     metrics.update(

@@ -224,7 +224,8 @@ def train_and_evaluate(corpus, output_dir, preset=None, batch_size=None, epochs=
     run.save_model(translator, "model.keras")
 
     def test_bleu(alpha):
-        hypotheses = translator.translate(test_src, beam_size=beam_size, length_penalty=alpha, batch_size=250)
+        hypotheses = translator.translate(test_src, beam_size=beam_size, length_penalty=alpha, batch_size=250,
+                                          verbose=verbose)
         return hypotheses, corpus_bleu(hypotheses, test_tgt)
 
     tuning = {}

@@ -11,7 +11,8 @@ itself after batch 1 of epoch 1 (0-based: the second of three epochs), via the
 every array of every `.keras` file (weights and optimizer state), the newest
 checkpoint of every training stage (every saved variable, the `SeedGenerator`
 states, Python's and NumPy's random states, the history), every other file and
-every number of metrics.json but the timings must be equal, bit for bit.
+every number of metrics.json but the timings, and every value of the TensorBoard logs
+must be equal, bit for bit.
 
 What a recipe must do to pass: call `recipes.common.start_run`, `Run.fit`,
 `Run.save_model` / `Run.write_text` and `Run.finish` (see recipes/common.py).
@@ -41,7 +42,9 @@ import pytest
 
 import keras
 
+from keras_paperzoo.callbacks.tensorboard import read_logs
 from keras_paperzoo.recipes import RECIPES
+from keras_paperzoo.recipes.common import LOGS_DIR
 from tests.recipes.tiny_runs import TOO_SLOW_TO_RESUME, recipe_arguments, skip_if_too_slow, tiny_data  # noqa: F401
 
 BACKEND = keras.backend.backend()
@@ -112,7 +115,7 @@ def differences(reference, resumed):
     for path in sorted(p for p in reference.rglob("*") if p.is_file()):
         relative = path.relative_to(reference)
         other = resumed / relative
-        if relative.parts[0] == "checkpoint":
+        if relative.parts[0] in ("checkpoint", LOGS_DIR):  # logs: event files are named by time and process
             continue
         if not other.is_file():
             found.append(f"{relative}: missing after resume")
@@ -124,6 +127,11 @@ def differences(reference, resumed):
                       if not k.endswith("seconds") and a[k] != b.get(k)]
         elif path.read_bytes() != other.read_bytes():
             found.append(f"{relative}: contents differ")
+    logged, logged_again = read_logs(reference / LOGS_DIR), read_logs(resumed / LOGS_DIR)
+    if not logged:
+        found.append("no TensorBoard values logged")
+    found += [f"logs: {key} {logged[key]!r:.40} != {logged_again.get(key)!r:.40}" for key in logged
+              if logged[key] != logged_again.get(key)]
     stages = sorted(p.parent.name for p in (reference / "checkpoint").glob("*/state.json"))
     if not stages:
         found.append("no checkpoint kept (PAPERZOO_FAULT=keep-checkpoint)")

@@ -107,18 +107,20 @@ class TransformerTranslator(Trainer, keras.Model):
             return greedy_search(*args, max_length=max_length)
         return beam_search(*args, beam_size=beam_size, alpha=length_penalty, max_length=max_length)
 
-    def translate(self, sentences, beam_size=4, length_penalty=0.6, batch_size=64, max_length=None):
-        """Raw source strings -> translated strings, with the model's tokenizer."""
+    def translate(self, sentences, beam_size=4, length_penalty=0.6, batch_size=64, max_length=None, verbose=0):
+        """Raw source strings -> translated strings, with the model's tokenizer (verbose=1: a progress bar)."""
         if self.tokenizer is None:
             raise ValueError("translate needs a tokenizer: build the translator with tokenizer=... "
                              "(transformer_tokenizer.make_tokenizer) or use generate() on token ids.")
         if isinstance(sentences, str):
             sentences = [sentences]
         results = []
+        progress = keras.utils.Progbar(len(sentences), verbose=verbose, unit_name="sentence")
         for start in range(0, len(sentences), batch_size):
             chunk = list(sentences[start:start + batch_size])
             ids = texts_to_ids(self.tokenizer, chunk, end_token_id=self.end_token_id,
                                padding_id=self.backbone.padding_id)
             out = self.generate(ids, beam_size=beam_size, length_penalty=length_penalty, max_length=max_length)
             results.extend(ids_to_texts(self.tokenizer, out, self.end_token_id, self.backbone.padding_id))
+            progress.add(len(chunk))
         return results
