@@ -9,7 +9,8 @@ $KERAS_BACKEND (jax or torch):
    and (torch) a `torch.utils.data.DataLoader`, and its `.keras` file reloads in safe mode
    with identical weights;
 3. export, the tf.data pipeline and a tensorflow-datasets name each refuse in one line that
-   names the package to install, and `paperzoo export` prints that line and exits 2.
+   names the package to install, and `paperzoo export` prints that line and exits 2;
+4. `paperzoo train gan` at a tiny size trains and writes its TensorBoard logs.
 
 Prints "OK <n trainers>" at the end; any failure raises.
 """
@@ -162,11 +163,32 @@ def check_refusals(model_path):
     assert code == 2 and len(printed) == 1 and "pip install tensorflow" in printed[0], (code, printed)
 
 
+def check_train_writes_tensorboard_logs(folder):
+    """`paperzoo train gan` at a tiny size writes its TensorBoard logs without TensorFlow."""
+    import pathlib
+
+    from keras_paperzoo.callbacks.tensorboard import read_logs
+    from keras_paperzoo.cli import main as paperzoo
+    from tests.recipes.tiny_runs import make_tiny_data
+
+    folder = pathlib.Path(folder)
+    make_tiny_data(folder)
+    out = folder / "gan_run"
+    code = paperzoo(["train", "gan", "--dataset", str(folder / "images.npz"), "--epochs", "2", "--steps-per-epoch", "2",
+                     "--batch-size", "8", "--parzen-samples", "20", "--output-dir", str(out), "--verbose", "0"])
+    assert code == 0, code
+    logged = read_logs(out / "logs")
+    assert {(run, tag, step) for run, tag, step in logged if tag == "epoch_d_loss"} == {
+        ("train", "epoch_d_loss", 0), ("train", "epoch_d_loss", 1)}, sorted(logged)[:6]
+    assert any(tag == "samples" for _, tag, _ in logged), "the sample grid was not logged"
+
+
 def main(trainers):
     import_every_module()
     with tempfile.TemporaryDirectory() as folder:
         paths = [check_trainer(name, folder) for name in trainers]
         check_refusals(paths[0])
+        check_train_writes_tensorboard_logs(folder)
     assert not any(name in sys.modules for name in ABSENT)
     print(f"OK {len(trainers)}")
 

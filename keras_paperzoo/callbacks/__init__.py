@@ -1,4 +1,4 @@
-"""Callbacks: monitors and pictures."""
+"""Callbacks: monitors, pictures, checkpoints and TensorBoard logs."""
 
 from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds, seed_generator_states
 from keras_paperzoo.callbacks.gan_pictures import SampleGrid, latent_interpolation
@@ -7,3 +7,4 @@ from keras_paperzoo.callbacks.knn_monitor import KNNMonitor
 from keras_paperzoo.callbacks.mae_reconstruction import MAEReconstruction, reconstruction_grid
 from keras_paperzoo.callbacks.non_finite import StopOnNonFinite
 from keras_paperzoo.callbacks.run_checkpoint import RunCheckpoint
+from keras_paperzoo.callbacks.tensorboard import EventFileWriter, TensorBoardLogs, read_logs

@@ -216,7 +216,7 @@ class TensorBoardLogs(keras.callbacks.Callback):
     run appends a new event file; TensorBoard merges the files of a folder.
 
     Args:
-        log_dir: the logs folder (`paperzoo train` uses OUTPUT_DIR/logs/STAGE).
+        log_dir: the logs folder (`paperzoo train` uses OUTPUT_DIR/logs).
         pictures: callbacks whose `last_path` names the picture they saved last;
             put this callback after them.
     """

@@ -29,8 +29,9 @@ def run(args, extra_callbacks=()):
    uninterrupted run. It returns the history of every epoch, those before the
    resume included. A recipe with two training stages calls it twice with
    different `stage` names. It writes TensorBoard logs of every epoch's values
-   and of the pictures of callbacks with a `last_path` to OUTPUT_DIR/logs/STAGE
-   (`TensorBoardLogs`, no TensorFlow needed): `tensorboard --logdir OUTPUT_DIR/logs`.
+   and of the pictures of callbacks with a `last_path` to OUTPUT_DIR/logs (a stage
+   other than "train": OUTPUT_DIR/logs/STAGE) with `TensorBoardLogs` (no TensorFlow
+   needed): `tensorboard --logdir OUTPUT_DIR/logs`.
 3. `Run.save_model` / `Run.write_text` write files atomically.
 4. `Run.finish` writes `metrics.json`, then removes the checkpoint: a kill before
    that leaves a run that `--resume` completes.
@@ -58,7 +59,7 @@ from keras_paperzoo.callbacks.run_checkpoint import (
 )
 
 ARGUMENTS_FILE = "run.json"
-LOGS_DIR = "logs"  # TensorBoard: OUTPUT_DIR/logs/STAGE/{train,validation}
+LOGS_DIR = "logs"  # TensorBoard: OUTPUT_DIR/logs/{train,validation}, a later stage's in logs/STAGE/
 # Namespace fields that do not change what a run computes.
 NOT_RUN_ARGUMENTS = ("output_dir", "resume", "verbose", "command", "backend")
 
@@ -180,7 +181,8 @@ class Run:
         guard = StopOnNonFinite()
         checkpoint = RunCheckpoint(self.checkpoint_dir / stage)
         pictures = [c for c in callbacks if hasattr(c, "last_path")]
-        logs = TensorBoardLogs(self.output_dir / LOGS_DIR / stage, pictures=pictures)
+        log_dir = self.output_dir / LOGS_DIR / ("" if stage == "train" else stage)
+        logs = TensorBoardLogs(log_dir, pictures=pictures)
         every = [data.epoch_callback(), guard, *callbacks, logs]
         if faults():
             every.append(FaultInjection())
