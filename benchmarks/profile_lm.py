@@ -1,27 +1,20 @@
 """Where one language-model training step spends its time: Keras-on-torch vs transformers, op by op.
 
 Runs in one process (torch backend): the keras-paperzoo trainer's compiled `train_step`
-and the transformers reference step of `lm_step.py`, `--steps` each after one warmup
+and the transformers reference step of the `lm` family, `--steps` each after one warmup
 step, under `torch.profiler` (CPU), and prints the wall time per step and the ops with
 the most self CPU time on each side, plus Python-level time (wall minus the ops' self
 time is interpreter and dispatch overhead). Same torch kernels on both sides, so the
 differences are in which ops each model asks for.
 
-    KERAS_BACKEND=torch python benchmarks/profile_lm.py --model bert_base [--threads 1]
+    python -m benchmarks profile-lm --model bert_base [--threads 1]
+    python -m benchmarks profile-lm --model gpt_tiny --steps 1 --rows 5   # smoke
 """
 
-import argparse
 import os
-import sys
 import time
 
-os.environ.setdefault("KERAS_BACKEND", "torch")
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "torch_reference"))
-
-import common  # noqa: E402
-import lm_step  # noqa: E402
+from . import flops
 
 
 def profile(step, steps, label, rows):
@@ -45,27 +38,30 @@ def profile(step, steps, label, rows):
             "ops": {e.key: [e.count / steps, e.self_cpu_time_total / steps / 1e6] for e in top}}
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="bert_base", choices=list(common.LM_MODELS))
-    p.add_argument("--steps", type=int, default=2)
-    p.add_argument("--threads", type=int, default=2)
+def add_arguments(p, add_shared):
+    p.add_argument("--model", default="bert_base", choices=list(flops.LM_MODELS))
+    add_shared(p, ["--steps", "--threads"], steps=2, threads=2)
     p.add_argument("--rows", type=int, default=18)
     p.add_argument("--sides", nargs="+", default=["keras", "transformers"], choices=["keras", "transformers"])
-    args = p.parse_args()
+
+
+def main(args):
+    os.environ.setdefault("KERAS_BACKEND", "torch")
     import torch
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     import keras
-    import hf_lm
+
+    from .families import lm
+    from .torch_reference import hf_lm
 
     assert keras.backend.backend() == "torch", "run with KERAS_BACKEND=torch"
-    config = lm_step.model_config(args.model)
+    config = lm.model_config(args.model)
     bsz = config["batch_size"]
-    x, y = lm_step.make_batches(config, bsz)
+    x, y = lm.make_batches(config, bsz)
     if "keras" in args.sides:
-        model, description = lm_step.build_keras_model(config)
+        model, description = lm.build_keras_model(config)
         data = keras.tree.map_structure(torch.as_tensor, (x, y))
         model._symbolic_build(data_batch=data)
         profile(lambda: float(next(iter(model.train_step(data).values()))), args.steps,
@@ -79,7 +75,3 @@ def main():
             step, _ = hf_lm.make_gpt_step(net)
         tx, ty = hf_lm.to_torch(x), hf_lm.to_torch(y)
         profile(lambda: float(step(tx, ty)), args.steps, hf_lm.describe(net), args.rows)
-
-
-if __name__ == "__main__":
-    main()

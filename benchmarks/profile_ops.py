@@ -1,6 +1,6 @@
 """Time the dominant ops of the vision and SSL steps alone, on JAX (XLA), TensorFlow and PyTorch.
 
-Where `vision_step.py` / `ssl_step.py` show one framework slower on a whole step, this
+Where the `vision` / `ssl` families show one framework slower on a whole step, this
 times the ops those steps spend their FLOPs in, forward and backward, at the steps'
 shapes, in one process per framework (fp32, each framework's default threads):
 
@@ -14,8 +14,9 @@ Each op is timed as "fwd" (the op) and "fwd+bwd" (the gradient of the sum of its
 output w.r.t. all its inputs), median of `--repeats` blocks of `--iters` calls after a
 warmup. JAX/TF use NHWC (Keras's layout); torch NCHW (its native layout).
 
-    python benchmarks/profile_ops.py --frameworks jax torch tensorflow [--ops conv_r20 dense]
-    XLA_FLAGS=--xla_cpu_use_onednn=true python benchmarks/profile_ops.py --frameworks jax
+    python -m benchmarks profile-ops --frameworks jax torch tensorflow [--ops conv_r20 dense]
+    XLA_FLAGS=--xla_cpu_use_onednn=true python -m benchmarks profile-ops --frameworks jax
+    python -m benchmarks profile-ops --ops dense --iters 1 --repeats 1   # smoke
 
 Needs no Keras. Prints GFLOP/s per op (FLOPs: 2 m n k / conv 2 H W Cin Cout k^2, x3
 for fwd+bwd). `--threads 1` pins every framework to one core and one thread
@@ -32,10 +33,7 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-
-import turns  # noqa: E402
+from . import report, turns
 
 OPS = {
     "dense": {"kind": "dense", "m": 16 * 197, "k": 384, "n": 1536},
@@ -194,25 +192,24 @@ def worker(framework, ops, iters, repeats, threads):
     print(json.dumps(results))
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_arguments(p, add_shared):
     p.add_argument("--frameworks", nargs="+", default=["torch", "jax", "tensorflow"],
                    choices=["torch", "jax", "tensorflow"])
     p.add_argument("--ops", nargs="+", default=list(OPS), choices=list(OPS))
     p.add_argument("--iters", type=int, default=5)
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--threads", type=int, default=0,
-                   help="1: one core, one thread per framework, rated by process CPU time")
-    p.add_argument("--json", help="write the results to this file")
+    add_shared(p, ["--repeats", "--threads", "--json"])
     p.add_argument("--worker", help=argparse.SUPPRESS)
-    args = p.parse_args()
+
+
+def main(args):
     if args.worker:
         worker(args.worker, args.ops, args.iters, args.repeats, args.threads)
         return
-    all_results = {"loadavg_start": os.getloadavg()}
+    all_results = {"loadavg_start": os.getloadavg(), "machine": report.machine_info()}
     for fw in args.frameworks:  # one process per framework, one after another
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **turns.thread_env(args.threads))
-        proc = subprocess.run([sys.executable, __file__, "--worker", fw, "--ops", *args.ops,
+        env["PYTHONPATH"] = os.pathsep.join([turns.ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+        proc = subprocess.run([sys.executable, "-m", "benchmarks", "profile-ops", "--worker", fw, "--ops", *args.ops,
                                "--iters", str(args.iters), "--repeats", str(args.repeats),
                                "--threads", str(args.threads)],
                               env=env, capture_output=True, text=True)
@@ -221,23 +218,17 @@ def main():
             continue
         all_results[fw] = json.loads(proc.stdout.strip().splitlines()[-1])
     all_results["loadavg_end"] = os.getloadavg()
-    header = "| op | mode | " + " | ".join(f"{fw} ms (GFLOP/s)" for fw in args.frameworks) + " |"
-    print(header)
-    print("|" + "---|" * (2 + len(args.frameworks)))
+    rows = []
     for name in args.ops:
         for mode in ("fwd", "fwd+bwd"):
             cells = []
             for fw in args.frameworks:
                 r = all_results.get(fw, {}).get(name, {}).get(mode)
                 cells.append(f"{r['ms']:.2f} ({r['gflops']:.0f})" if r else "-")
-            print(f"| {name} | {mode} | " + " | ".join(cells) + " |")
+            rows.append([name, mode] + cells)
+    print(report.table(["op", "mode"] + [f"{fw} ms (GFLOP/s)" for fw in args.frameworks], rows))
     clock = "process CPU time, 1 thread" if args.threads == 1 else "wall time"
     print(f"{clock}; load average {all_results['loadavg_start'][0]:.1f} -> "
           f"{all_results['loadavg_end'][0]:.1f}; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(all_results, f, indent=2)
-
-
-if __name__ == "__main__":
-    main()
+        report.save(all_results, args.json)

@@ -1,35 +1,82 @@
-"""Round-robin timing machinery shared by the benchmark scripts.
+"""The round-robin scheduler: every run of a benchmark in its own process, timed blocks in turns.
 
-A benchmark runs one subprocess per framework. The parent starts them all, then gives
-them their timed blocks in turns over a pipe: one process runs one block (a warmup, a
-`fit()` epoch, N bare steps) while the others wait on `stdin`, and the order rotates
-every round. Every framework is therefore timed in the same minutes, so the drifting
-background load of a shared machine hits all of them alike, and no warmup or import
-overlaps a timed block. See benchmarks/README.md.
+A benchmark runs one subprocess per framework (the PyTorch reference, Keras on each
+backend). The parent starts them all, then gives them their timed blocks in turns over a
+pipe: one process runs one block (a warmup, a `fit()` epoch, N bare steps) while the
+others wait on `stdin`, and the order rotates every round. Every framework is therefore
+timed in the same minutes, so the drifting background load of a shared machine hits all
+of them alike, and no warmup or import overlaps a timed block. A reference that imports
+torchvision or timm cannot share a process with TensorFlow (duplicate LLVM options
+abort), which is one more reason for one process per run.
 
 Worker side (in the subprocess): `wait_turn(phase)` / `end_turn(phase)` around each
 block, or `time_loop` for N-step blocks; `phases` / `run_blocks` / `store_timings` for
 alternating fit and bare-step blocks; `run_worker` (or `start_worker` / `finish_worker`)
 around the whole run (CPU pinning, peak RSS, load average, the result file).
-Parent side: `worker_process` / `Worker` (one subprocess) and `run_turns` (the
-schedule); `table` prints a Markdown table.
+Parent side: `worker_process` / `Worker` (one subprocess: `python -m benchmarks FAMILY
+--worker RUN --settings JSON`) and `run_turns` (the schedule).
 
 Nothing here imports a deep-learning framework.
 """
 
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-
-import common
 
 MARK = "@@turn"
 KERAS_BACKENDS = ("jax", "tensorflow", "torch")
 REFERENCE = "torch_reference"
 ALL_RUNS = (REFERENCE,) + KERAS_BACKENDS
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the folder holding `benchmarks/`
+
+
+# --------------------------------------------------------------------------------------
+# Measurement primitives
+# --------------------------------------------------------------------------------------
+def summarize(values):
+    """Median, min, max and relative spread ((max - min) / median) of a list."""
+    ordered = list(values)
+    values = sorted(values)
+    med = statistics.median(values)
+    return {
+        "median": med,
+        "min": values[0],
+        "max": values[-1],
+        "spread": (values[-1] - values[0]) / med if med else float("nan"),
+        "values": ordered,
+    }
+
+
+def peak_rss_mb():
+    """Peak resident set size of this process in MB (ru_maxrss is KB on Linux)."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+
+
+def loadavg():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+class Stopwatch:
+    """Wall and process-CPU time of a block: `with Stopwatch() as sw: ...; sw.wall`."""
+
+    def __enter__(self):
+        self.t0, self.c0 = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self.t0
+        self.cpu = time.process_time() - self.c0
+        return False
 
 
 # --------------------------------------------------------------------------------------
@@ -50,17 +97,17 @@ def end_turn(phase):
 def timed_block(run, phase):
     """Wait for the turn `phase`, time `run()` (wall and process CPU), end the turn."""
     wait_turn(phase)
-    with common.Stopwatch() as sw:
+    with Stopwatch() as sw:
         run()
     end_turn(phase)
     return sw
 
 
 def step_block(step, steps, sync):
-    """A function running `steps` calls of `step()` and then `sync()`."""
+    """A function `run(n=steps)` running `n` calls of `step()` and then `sync()`."""
 
-    def run():
-        for _ in range(steps):
+    def run(n=None):
+        for _ in range(n or steps):
             step()
         sync()
 
@@ -91,8 +138,8 @@ def block_phases(name, repeats):
 def rates(walls, cpus, steps):
     """steps/s and CPU utilisation (process CPU s / wall s) of timed blocks of `steps` steps."""
     return {
-        "steps_per_s": common.summarize([steps / w for w in walls]),
-        "cpu_util": common.summarize([c / w for c, w in zip(cpus, walls)]),
+        "steps_per_s": summarize([steps / w for w in walls]),
+        "cpu_util": summarize([c / w for c, w in zip(cpus, walls)]),
         "wall_s": walls,
     }
 
@@ -133,14 +180,14 @@ def start_worker(threads):
     if threads and hasattr(os, "sched_setaffinity"):
         cpus = sorted(os.sched_getaffinity(0))[:threads]
         os.sched_setaffinity(0, cpus)
-    return {"t0": time.perf_counter(), "load0": common.loadavg(), "cpus": cpus}
+    return {"t0": time.perf_counter(), "load0": loadavg(), "cpus": cpus}
 
 
 def finish_worker(result, started, result_file):
     """Add CPU affinity, peak RSS, load average and duration; write the result file."""
     result["cpu_affinity"] = started["cpus"]
-    result["peak_rss_mb"] = common.peak_rss_mb()
-    result["loadavg_1min"] = [started["load0"], common.loadavg()]
+    result["peak_rss_mb"] = peak_rss_mb()
+    result["loadavg_1min"] = [started["load0"], loadavg()]
     result["process_s"] = time.perf_counter() - started["t0"]
     with open(result_file, "w") as f:
         json.dump(result, f)
@@ -157,11 +204,20 @@ def phases(run, args):
 
 
 def run_blocks(blocks, args):
-    """Play `blocks` ({mode: function}) in the order of `phases`; return per-mode timings."""
+    """Play `blocks` ({mode: function}) in the order of `phases`; return per-mode timings.
+
+    A warmup turn calls `blocks[mode](args.warmup)` when `args.warmup` is set (a bare-step or
+    reference loop then warms up on that many steps; a fit() block is always one epoch),
+    else `blocks[mode]()`, one block like the timed ones.
+    """
     timings = {mode: {"walls": [], "cpus": []} for mode in blocks}
+    warmup = getattr(args, "warmup", 0)
     for phase in phases(None, args):
         mode, label = phase.split(":")
-        sw = timed_block(blocks[mode], phase)
+        block = blocks[mode]
+        if label == "warmup" and warmup:
+            block = (lambda b: lambda: b(warmup))(block)
+        sw = timed_block(block, phase)
         if label == "warmup":
             timings[mode]["warmup_s"] = sw.wall
         else:
@@ -189,20 +245,24 @@ def run_worker(args, worker_reference, worker_keras):
 # --------------------------------------------------------------------------------------
 # Parent side
 # --------------------------------------------------------------------------------------
-def worker_process(script, run, args, flags, phase_names, tmp):
-    """The `Worker` running `script --worker run *flags --threads T --modes ...` (KERAS_BACKEND=run unless the
-    reference), with the thread settings of `--threads`. The reference runs under
-    `args.reference_python` where the script has that option and it is set (an interpreter
-    whose environment has the reference's packages, e.g. torchvision and lightly with the
-    torch they need), else under this interpreter."""
+def worker_process(family, run, args, phase_names, tmp):
+    """The `Worker` running `python -m benchmarks FAMILY --worker RUN --settings JSON` (the JSON is
+    `vars(args)`: the run's settings, model included), with KERAS_BACKEND=RUN unless the reference,
+    the thread settings of `args.threads`, and on `args.device == "cpu"` no accelerator in sight.
+    The reference runs under `args.reference_python` when set (an interpreter whose environment
+    has the reference's packages, e.g. torchvision and lightly with the torch they need; it must
+    find this folder's `benchmarks` package, which it does through PYTHONPATH), else under this
+    interpreter."""
     env = {"KERAS_BACKEND": run} if run != REFERENCE else {}
     env.update(thread_env(args.threads))
+    if getattr(args, "device", "cpu") == "cpu":
+        env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [os.environ.get("PYTHONPATH")] if p])
     python = sys.executable
     if run == REFERENCE and getattr(args, "reference_python", None):
         python = args.reference_python
-    cmd = [python, os.path.abspath(script), "--worker", run, *flags,
-           "--threads", str(args.threads), "--modes", *args.modes]
-    return Worker(run, cmd, env, phase_names, tmp)
+    cmd = [python, "-m", "benchmarks", family, "--worker", run, "--settings", json.dumps(vars(args))]
+    return Worker(run, cmd, env, phase_names, tmp, timeout=getattr(args, "run_timeout", 0))
 
 
 class Worker:
@@ -214,9 +274,11 @@ class Worker:
         env: extra environment variables.
         phases: the phase names the worker will wait for, in order.
         tmp: a directory for the result file and the worker's stderr.
+        timeout: seconds after which the process is killed and the run reported as failed
+            (0: none).
     """
 
-    def __init__(self, run, cmd, env, phases, tmp):
+    def __init__(self, run, cmd, env, phases, tmp, timeout=0):
         self.run = run
         self.result_file = os.path.join(tmp, f"{run}.json")
         self.stderr_path = os.path.join(tmp, f"{run}.stderr")
@@ -230,6 +292,15 @@ class Worker:
         self.proc = subprocess.Popen(list(cmd) + ["--result-file", self.result_file], env=full_env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self.stderr, text=True)
+        self.timer = None
+        if timeout:
+            self.timer = threading.Timer(timeout, self._kill, args=(timeout,))
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _kill(self, timeout):
+        self.error = f"timed out after {timeout} s"
+        self.proc.kill()
 
     def take_turn(self, phase):
         if self.error:
@@ -246,7 +317,7 @@ class Worker:
                         raise RuntimeError(f"out of step: {line!r} for {phase}")
                     return
         except (BrokenPipeError, RuntimeError) as exc:
-            self.error = str(exc)
+            self.error = self.error or str(exc)
 
     def finish(self):
         if not self.error:
@@ -256,6 +327,8 @@ class Worker:
                 pass
         self.proc.stdout.read()
         code = self.proc.wait()
+        if self.timer:
+            self.timer.cancel()
         self.stderr.close()
         if code != 0 or self.error:
             with open(self.stderr_path) as f:
@@ -273,7 +346,8 @@ def run_turns(runs, make_worker, log, sequential=False):
     """Start every run, then give them their timed blocks in rotating round-robin.
 
     `make_worker(run, tmp)` returns a `Worker`. The phases are played in the order of
-    `merge_phases`, each by every worker that has it, the workers' order rotating. With `sequential=True`, one run at a time instead
+    `merge_phases`, each by every worker that has it, the workers' order rotating. With
+    `sequential=True`, one run at a time instead
     (each starts after the previous one has exited). Returns {run: result dict}.
     """
     with tempfile.TemporaryDirectory() as tmp:
@@ -317,24 +391,3 @@ def merge_phases(lists):
                 order.insert(position, phase)
                 position += 1
     return order
-
-
-def fmt(x, spec):
-    return format(x, spec) if isinstance(x, (int, float)) and x == x else "-"
-
-
-def table(header, rows):
-    """A Markdown table (columns padded to their widest cell) as a string."""
-    rows = [tuple(str(c) for c in row) for row in rows]
-    widths = [max(len(str(row[i])) for row in rows + [tuple(header)]) for i in range(len(header))]
-    lines = ["| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |",
-             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
-    lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def print_load(payload):
-    print(f"\n{payload['date']}; 1-min load average {payload['loadavg_start'][0]:.1f} -> "
-          f"{payload['loadavg_end'][0]:.1f}; {payload['wall_s']:.0f} s in all.")
-    for model, entry in payload["models"].items():
-        print(f"  {model}: load {entry['loadavg_start'][0]:.1f} -> {entry['loadavg_end'][0]:.1f}")

@@ -1,11 +1,6 @@
-"""The analytic FLOP counts of benchmarks/common.py that the SSL and vision benchmarks divide by."""
+"""The analytic FLOP counts of benchmarks/flops.py that the SSL, vision and LM benchmarks divide by."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-
-import common  # noqa: E402
+from benchmarks import flops as counts
 
 
 def test_cifar_resnet18_convs_per_image():
@@ -14,19 +9,19 @@ def test_cifar_resnet18_convs_per_image():
     stage1 = 4 * 2 * 32 * 32 * 64 * 64 * 9
     later = 2 * 16 * 16 * (128 * 64 * 9 + 3 * 128 * 128 * 9 + 128 * 64)
     expected = 2 * 32 * 32 * 64 * 27 + stage1 + 3 * later
-    config = common.SSL_MODELS["moco_v2"]["backbone"]
-    assert common.resnet_forward_flops(**config)["convs"] == expected == 1_110_835_200
+    config = counts.SSL_MODELS["moco_v2"]["backbone"]
+    assert counts.resnet_forward_flops(**config)["convs"] == expected == 1_110_835_200
 
 
 def test_moco_step_counts_query_three_times_and_key_once():
-    flops = common.ssl_step_flops("moco_v2", 128)
+    flops = counts.ssl_step_flops("moco_v2", 128)
     encoder = 1_110_835_200 + 2 * 512 * 2048 + 2 * 2048 * 128
     assert flops["encoder_forward_per_image"] == encoder
     assert flops["total"] == 128 * 4 * encoder + 2 * (2 * 128 * 128 * 4097)
 
 
 def test_simclr_step_runs_the_encoder_three_times_on_both_views():
-    flops = common.ssl_step_flops("simclr", 128)
+    flops = counts.ssl_step_flops("simclr", 128)
     encoder = 1_110_835_200 + 2 * 512 * 512 + 2 * 512 * 128  # backbone + head 512 -> 512 -> 128
     assert flops["encoder_forward_per_image"] == encoder
     similarities = 2 * 256 * 128 * 256  # z z^T of the 2N = 256 views, C = 128
@@ -34,17 +29,17 @@ def test_simclr_step_runs_the_encoder_three_times_on_both_views():
 
 
 def test_byol_step_counts_online_three_times_and_target_once_per_view():
-    flops = common.ssl_step_flops("byol", 128)
+    flops = counts.ssl_step_flops("byol", 128)
     projector = 2 * 512 * 4096 + 2 * 4096 * 256
     predictor = 2 * 256 * 4096 + 2 * 4096 * 256
     assert flops["online_forward_per_image"] == 1_110_835_200 + projector + predictor
     assert flops["target_forward_per_image"] == 1_110_835_200 + projector
     assert flops["total"] == 256 * (3 * flops["online_forward_per_image"] + flops["target_forward_per_image"])
-    assert common.ssl_step_flops("byol", 64)["total"] * 2 == flops["total"]
+    assert counts.ssl_step_flops("byol", 64)["total"] * 2 == flops["total"]
 
 
 def test_invaspread_step_runs_the_encoder_three_times_and_the_similarities_twice():
-    flops = common.ssl_step_flops("invaspread", 128)
+    flops = counts.ssl_step_flops("invaspread", 128)
     encoder = 1_110_835_200 + 2 * 512 * 128  # backbone + the linear 512 -> 128 embedding
     assert flops["encoder_forward_per_image"] == encoder
     similarities = 2 * 256 * 128 * 256  # x x^T of the 2N = 256 views; backward to the inputs only
@@ -52,7 +47,7 @@ def test_invaspread_step_runs_the_encoder_three_times_and_the_similarities_twice
 
 
 def test_mae_vit_s16_step():
-    flops = common.ssl_step_flops("mae_vit_s16", 16)
+    flops = counts.ssl_step_flops("mae_vit_s16", 16)
     assert flops["visible_tokens"] == 49
     block = 3 * 2 * 197 * 512 * 512 + 4 * 197 * 197 * 512 + 2 * 197 * 512 * 512 + 4 * 197 * 512 * 2048
     assert flops["decoder_blocks"] == 8 * block == 10_551_181_312
@@ -60,16 +55,16 @@ def test_mae_vit_s16_step():
 
 
 def test_vision_counts_unchanged_by_the_stem_argument():
-    assert common.vision_step_flops("resnet20", 1)["forward_per_image"] == 81_102_080
-    assert common.vision_step_flops("resnet50", 1)["forward_per_image"] == 8_178_368_512
+    assert counts.vision_step_flops("resnet20", 1)["forward_per_image"] == 81_102_080
+    assert counts.vision_step_flops("resnet50", 1)["forward_per_image"] == 8_178_368_512
 
 
 def test_gpt2_small_step_is_six_n_tokens_plus_attention():
     # GPT-2 small, B = 4, T = 256: the blocks' matrices 12 x (4 x 768^2 + 2 x 768 x 3072) and the
     # tied output projection 50,257 x 768 each see all 1,024 tokens (6 N x tokens), plus the
     # attention term 12 L T D per token (QK^T and AV, forward 4 T D, x 3).
-    config = dict(common.LM_MODELS["gpt2_small"])
-    flops = common.lm_step_flops(**config)
+    config = dict(counts.LM_MODELS["gpt2_small"])
+    flops = counts.lm_step_flops(**config)
     n = 12 * (4 * 768 * 768 + 2 * 768 * 3072) + 50257 * 768
     assert n == 123_532_032
     tokens = 4 * 256
@@ -80,8 +75,8 @@ def test_gpt2_small_step_is_six_n_tokens_plus_attention():
 def test_bert_base_step_runs_the_mlm_head_on_the_chosen_positions_only():
     # BERT-base MLM + NSP, B = 8, T = 128, M = 20 chosen positions: encoder 6 N_enc x tokens +
     # attention; MLM head (transform D^2 + tied decoder V D) on B M positions; pooler + NSP on B.
-    config = dict(common.LM_MODELS["bert_base"])
-    flops = common.lm_step_flops(**config)
+    config = dict(counts.LM_MODELS["bert_base"])
+    flops = counts.lm_step_flops(**config)
     tokens = 8 * 128
     encoder = 6 * 12 * (4 * 768 * 768 + 2 * 768 * 3072) * tokens + 12 * 12 * 128 * 768 * tokens
     head = 6 * 8 * 20 * (768 * 768 + 30522 * 768) + 6 * 8 * (768 * 768 + 2 * 768)
@@ -91,10 +86,10 @@ def test_bert_base_step_runs_the_mlm_head_on_the_chosen_positions_only():
 
 
 def test_lm_step_flops_scale_with_batch_and_reject_an_unknown_family():
-    config = dict(common.LM_MODELS["gpt2_small"], batch_size=8)
-    assert common.lm_step_flops(**config)["total"] == 2 * 787_971_833_856
+    config = dict(counts.LM_MODELS["gpt2_small"], batch_size=8)
+    assert counts.lm_step_flops(**config)["total"] == 2 * 787_971_833_856
     try:
-        common.lm_step_flops(**dict(config, family="t5"))
+        counts.lm_step_flops(**dict(config, family="t5"))
     except ValueError as exc:
         assert "t5" in str(exc)
     else:
@@ -103,22 +98,30 @@ def test_lm_step_flops_scale_with_batch_and_reject_an_unknown_family():
 
 def test_vit_b16_forward_is_timms_17_6_gmacs():
     # timm's model table lists vit_base_patch16_224 at 17.6 GMACs (2 FLOPs each) and resnet50 at 4.1.
-    vit = common.vision_step_flops("vit_b16", 1)["forward_per_image"]
+    vit = counts.vision_step_flops("vit_b16", 1)["forward_per_image"]
     assert 17.5e9 < vit / 2 < 17.7e9
-    assert 4.0e9 < common.vision_step_flops("resnet50", 1)["forward_per_image"] / 2 < 4.2e9
+    assert 4.0e9 < counts.vision_step_flops("resnet50", 1)["forward_per_image"] / 2 < 4.2e9
 
 
 def test_gpu_step_flops_and_report():
-    import gpu_step
+    from benchmarks import cli, report
+    from benchmarks.families import gpu
 
-    args = gpu_step.parse_args(["--batch-size", "0"])
-    assert gpu_step.step_flops("vit_b16", args) == common.vision_step_flops("vit_b16", 128)["total"]
-    gpt = dict(common.LM_MODELS["gpt2_small"], batch_size=16, sequence_length=1024)
-    assert gpu_step.step_flops("gpt2_small", args) == common.lm_step_flops(**gpt)["total"]
-    # MFU and the ratio to the reference, from two made-up runs of 100 ms and 50 ms per step.
-    results = [{"run": run, "model_name": "vit_b16", "median_s_per_step": s, "warmup_s": 1.0}
-               for run, s in (("torch_reference", 0.1), ("jax", 0.05))]
-    results = [gpu_step.derived(r, "vit_b16", args, 1000.0) for r in results]
-    assert abs(results[1]["mfu"] - 20 * gpu_step.step_flops("vit_b16", args) / 1e15) < 1e-12
-    report = gpu_step.table(results + [{"run": "torch", "model_name": "vit_b16", "error": "boom"}], 1000.0)
-    assert "| vit_b16 | keras/jax | 2.00 |" in report and "FAILED: boom" in report
+    args = cli.build_parser().parse_args(["gpu"])
+    vit, gpt = (cli.model_settings(gpu, args, model) for model in ("vit_b16", "gpt2_small"))
+    total = gpu.step_flops(vit)["total"]
+    assert total == counts.vision_step_flops("vit_b16", 128)["total"]
+    gpt_config = dict(counts.LM_MODELS["gpt2_small"], batch_size=16, sequence_length=1024)
+    assert gpu.step_flops(gpt)["total"] == counts.lm_step_flops(**gpt_config)["total"]
+    # MFU and the ratio to the reference, from two made-up runs of 10 and 20 steps/s, against 1000 TFLOP/s.
+    entry = cli.new_entry(gpu, vit)
+    entry["results"] = {run: {"step": {"steps_per_s": {"median": rate, "min": rate, "max": rate}}}
+                        for run, rate in (("torch_reference", 10.0), ("jax", 20.0))}
+    entry["results"]["torch"] = {"run": "torch", "error": "boom"}
+    report.derive(entry, 1e6)
+    jax = entry["results"]["jax"]
+    assert jax["ratio_to_reference"] == jax["bare_ratio_to_reference"] == 2.0
+    assert abs(jax["mfu"] - 20 * total / 1e15) < 1e-12
+    assert jax["items_per_s"] == 20 * 128
+    table = report.model_table("vit_b16", entry, 1e6)
+    assert "| keras/jax " in table and "FAILED: boom" in table and " 2.00 " in table

@@ -1,11 +1,6 @@
-"""The analytic FLOP count of benchmarks/cmc_step.py (its MFU divides by it)."""
+"""The analytic FLOP count of the CMC benchmark (`python -m benchmarks cmc`; its MFU divides by it)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-
-import cmc_step  # noqa: E402
+from benchmarks import flops as counts
 
 
 def _half_resnet18(channels):
@@ -22,7 +17,7 @@ def _half_resnet18(channels):
 
 
 def test_cmc_step_counts_both_encoders_three_times_and_both_directions_scores_twice():
-    flops = cmc_step.cmc_step_flops("cmc_cifar_resnet18", 32)
+    flops = counts.cmc_step_flops("cmc_cifar_resnet18", 32)
     encoders = _half_resnet18(1) + _half_resnet18(2) + 2 * (2 * 256 * 128)  # L, ab, two linear layers 256 -> 128
     assert flops["encoders_forward_per_image"] == encoders
     scores = 2 * 2 * (2 * 128 * 4097)  # two directions, each against 1 + 4096 rows: forward, backward to z

@@ -1,11 +1,6 @@
-"""The analytic FLOP count of benchmarks/instdisc_step.py (its MFU divides by it)."""
+"""The analytic FLOP count of the InstDisc benchmark (`python -m benchmarks instdisc`; its MFU divides by it)."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
-
-import instdisc_step  # noqa: E402
+from benchmarks import flops as counts
 
 
 def test_instdisc_step_counts_the_network_three_times_and_the_scores_twice():
@@ -13,7 +8,7 @@ def test_instdisc_step_counts_the_network_three_times_and_the_scores_twice():
     # a strided conv and 5 convs at s*s*c with the same cost, 2*s*s*(c*c/2*9 + 5*c*c*9) (option A: no projection).
     convs = 2 * 32 * 32 * 16 * 27 + 6 * 2 * 32 * 32 * 16 * 16 * 9
     convs += 2 * 16 * 16 * (32 * 16 * 9 + 5 * 32 * 32 * 9) + 2 * 8 * 8 * (64 * 32 * 9 + 5 * 64 * 64 * 9)
-    flops = instdisc_step.instdisc_step_flops(64, 4096)
+    flops = counts.instdisc_step_flops(64, 4096)
     network = convs + 2 * 64 * 128  # + the linear layer 64 -> 128
     assert flops["network_forward_per_image"] == network
     assert flops["total"] == 3 * 64 * network + 2 * (2 * 64 * 128 * 4097)  # scores V f: forward, backward to f

@@ -1,4 +1,4 @@
-"""BYOL training step in PyTorch from lightly's pieces: the reference for `ssl_step.py --models byol`.
+"""BYOL training step in PyTorch from lightly's pieces: the reference for the `ssl` family's `byol`.
 
 The same step as `BYOL.from_preset("byol_cifar_resnet18", augmentation=None)` in
 keras-paperzoo (BYOL, Grill et al. 2020, Sec. 3.1-3.3, symmetrised loss):
@@ -19,12 +19,10 @@ keras-paperzoo (BYOL, Grill et al. 2020, Sec. 3.1-3.3, symmetrised loss):
 - Optimizer: LARS (`lars.py`), lr 0.2 x B / 256, momentum 0.9, weight decay 1.5e-6,
   biases and norm parameters excluded; constant lr.
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/byol_cifar.py`.
+Timed on its own: `python -m benchmarks ssl --models byol --runs torch_reference`.
 """
 
-import argparse
 import copy
-import time
 
 import torch
 from lightly.loss import NegativeCosineSimilarity
@@ -33,8 +31,9 @@ from lightly.models.utils import deactivate_requires_grad, update_momentum
 from lightly.utils.scheduler import cosine_schedule
 from torch import nn
 
-from lars import LARS
-from moco_cifar import cifar_resnet18
+from .lars import LARS
+from .moco_cifar import cifar_resnet18
+from .steps import count_params
 
 
 class BYOL(nn.Module):
@@ -81,32 +80,3 @@ def make_step(model, batch_size, lr=None, weight_decay=1.5e-6):
         return loss.detach()
 
     return step, f"LARS(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g}, eta=0.001) (torch_reference/lars.py)"
-
-
-def count_params(module):
-    """Trainable parameters (the online network)."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the BYOL training step in PyTorch (lightly).")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=3)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = BYOL().train()
-    step, description = make_step(model, args.batch_size)
-    x_a = torch.randn(args.batch_size, 3, 32, 32)
-    x_b = torch.randn(args.batch_size, 3, 32, 32)
-    step(x_a, x_b)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(x_a, x_b)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"BYOL CIFAR ResNet-18: {count_params(model):,} parameters, {description}; {1 / dt:.3f} steps/s, "
-          f"{args.batch_size / dt:.1f} images/s (batch {args.batch_size}, {torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""CMC training step in plain PyTorch: the reference for `cmc_step.py`.
+"""CMC training step in plain PyTorch: the reference for the `cmc` family.
 
 The same step as `CMC.from_preset("cmc_cifar_resnet18", num_data=N, augmentation=None)` in
 keras-paperzoo, written from the paper (Tian, Krishnan, Isola 2019, "Contrastive
@@ -24,16 +24,17 @@ training loop (HobbitLong/CMC), with nothing beyond `torch`:
 - Banks: after the scores, v <- normalize(0.5 v + 0.5 z) for the batch's rows.
 - Optimizer: SGD, lr 0.03, momentum 0.9, weight decay 1e-4 (coupled), as the authors'.
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/cmc.py`.
+Timed on its own: `python -m benchmarks cmc --runs torch_reference`.
 """
 
-import argparse
 import math
-import time
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from .invaspread_cifar import BasicBlock  # 3x3-3x3 with option-B shortcuts
+from .steps import count_params, loss_step
 
 # linear sRGB -> XYZ (rows X, Y, Z) and the D65 white point
 XYZ_FROM_RGB = torch.tensor([[0.412453, 0.357580, 0.180423],
@@ -52,23 +53,6 @@ def rgb_to_normalised_lab(rgb):
     f = torch.where(xyz > DELTA ** 3, xyz.clamp(min=DELTA ** 3) ** (1.0 / 3.0), xyz / (3 * DELTA ** 2) + 4.0 / 29.0)
     lab = torch.stack([116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])], dim=1)
     return (lab - LAB_MEAN.view(1, 3, 1, 1)) / LAB_STD.view(1, 3, 1, 1)
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, in_channels, filters, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, filters, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(filters)
-        self.conv2 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(filters)
-        self.shortcut = nn.Identity()
-        if stride != 1 or in_channels != filters:  # option B: project where the shape changes
-            self.shortcut = nn.Sequential(nn.Conv2d(in_channels, filters, 1, stride=stride, bias=False),
-                                          nn.BatchNorm2d(filters))
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
 
 
 class ViewEncoder(nn.Module):
@@ -139,43 +123,4 @@ class CMC(nn.Module):
 def make_step(model, lr=0.03, weight_decay=1e-4):
     """(step(images, index) -> detached loss, description of the optimizer)."""
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
-
-    def step(images, index):
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(images, index)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step, f"SGD(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g}) (coupled)"
-
-
-def count_params(module):
-    """Trainable parameters."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the CMC training step in plain PyTorch.")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=3)
-    p.add_argument("--num-data", type=int, default=50_000)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = CMC(args.num_data).train()
-    step, description = make_step(model)
-    images = torch.rand(args.batch_size, 3, 32, 32)
-    index = torch.arange(args.batch_size)
-    step(images, index)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(images, index)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"CMC, two half-width CIFAR ResNet-18s: {count_params(model):,} parameters, {description}; "
-          f"{1 / dt:.3f} steps/s, {args.batch_size / dt:.1f} images/s (batch {args.batch_size}, "
-          f"{torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()
+    return loss_step(model, opt), f"SGD(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g}) (coupled)"

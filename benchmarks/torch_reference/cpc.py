@@ -1,4 +1,4 @@
-"""CPC training step in plain PyTorch, written from the papers: the reference for `cpc_step.py`.
+"""CPC training step in plain PyTorch, written from the papers: the reference for the `cpc` family.
 
 The same step as `CPC.from_preset("cpc_v1_small" | "cpc_v2_small", augmentation=None)` in
 keras-paperzoo (van den Oord et al. 2018, Sec. 2-3.2; Henaff et al. 2019, Appendix A.2):
@@ -19,15 +19,15 @@ keras-paperzoo (van den Oord et al. 2018, Sec. 2-3.2; Henaff et al. 2019, Append
 - v2 also drops two of the three colour channels of every patch (colour dropping).
 - Optimizer: Adam, lr 2e-4 (the paper's).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/cpc.py`.
+Timed on its own: `python -m benchmarks cpc --runs torch_reference`.
 """
 
-import argparse
-import time
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .steps import count_params, loss_step
 
 CONFIGS = {
     "cpc_v1_small": {"norm": None, "steps": (1, 2, 3, 4, 5), "directions": ("down",), "target_dim": None,
@@ -155,39 +155,4 @@ class CPC(nn.Module):
 def make_step(model, batch_size=None, lr=2e-4):
     """(step(images) -> detached loss, description of the optimizer)."""
     opt = torch.optim.Adam(model.parameters(), lr=lr)
-
-    def step(images):
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(images)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step, f"Adam(lr={lr:g}) (torch.optim)"
-
-
-def count_params(module):
-    """Trainable parameters."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the CPC training step in plain PyTorch.")
-    p.add_argument("--model", default="cpc_v1_small", choices=sorted(CONFIGS))
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--steps", type=int, default=5)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = CPC(CONFIGS[args.model]).train()
-    step, description = make_step(model, args.batch_size)
-    images = torch.randn(args.batch_size, 3, 16, 16)
-    step(images)
-    start = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(images)
-    print(f"{args.model}: {count_params(model):,} params, {description}, "
-          f"{args.steps / (time.perf_counter() - start):.2f} steps/s, loss {float(loss):.3f}")
-
-
-if __name__ == "__main__":
-    main()
+    return loss_step(model, opt), f"Adam(lr={lr:g}) (torch.optim)"

@@ -19,16 +19,16 @@ During the G update D's parameters have `requires_grad` switched off, so autogra
 computes only input gradients through D (the usual PyTorch idiom; it is also what
 `torch.autograd.grad` over G's parameters does).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/gan_mnist.py`.
+Timed on its own: `python -m benchmarks gan --runs torch_reference`.
 """
 
-import argparse
 import math
-import time
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from .steps import count_params
 
 LATENT_DIM = 100
 IMAGE_SHAPE = (28, 28, 1)
@@ -88,7 +88,7 @@ class Discriminator(nn.Module):
 class GANStep:
     """The models, the two optimizers and one training step of Algorithm 1 (k = 1).
 
-    The layer sizes default to the paper's MNIST networks; `benchmarks/gan_step.py`
+    The layer sizes default to the paper's MNIST networks; the `gan` benchmark family
     passes smaller ones for its `--preset gan_mnist_small` overhead measurement.
     """
 
@@ -144,34 +144,3 @@ class GANStep:
             "d_real": torch.sigmoid(real_logit).mean().detach(),
             "d_fake": torch.sigmoid(fake_logit).mean().detach(),
         }
-
-
-def count_params(module):
-    return sum(p.numel() for p in module.parameters())
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--batch-size", type=int, default=100)
-    args = parser.parse_args()
-    trainer = GANStep()
-    print(f"G params {count_params(trainer.G):,}  D params {count_params(trainer.D):,}  "
-          f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    data = torch.rand(args.steps, args.batch_size, *IMAGE_SHAPE)
-    for i in range(args.steps):  # warmup
-        trainer.step(data[i])
-    rates = []
-    for _ in range(args.repeats):
-        start = time.perf_counter()
-        for i in range(args.steps):
-            logs = trainer.step(data[i])
-        rates.append(args.steps / (time.perf_counter() - start))
-    rates.sort()
-    print(f"steps/s median {rates[len(rates) // 2]:.2f} (min {rates[0]:.2f}, max {rates[-1]:.2f}); "
-          f"last d_loss {float(logs['d_loss']):.4f} g_loss {float(logs['g_loss']):.4f}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,5 +1,5 @@
 """Hugging Face transformers training steps for BERT-base pre-training and GPT-2 small: the
-reference for `lm_step.py`.
+reference for the `lm` family.
 
 Both models are built from their configs with random weights (no download), fp32, in
 training mode (every dropout on), with torch's AdamW; the step computes what
@@ -35,16 +35,16 @@ The learning rates stay constant here (the Keras side runs its warmup schedule; 
 schedule costs nothing measurable). The attention implementation is transformers'
 default for the installed version (recorded by `describe`).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/hf_lm.py --model gpt2_small`.
+Timed on its own: `python -m benchmarks lm --models gpt2_small --runs torch_reference`.
 """
 
-import argparse
 import contextlib
-import time
 
 import numpy as np
 import torch
 from torch.nn import functional as F
+
+from .steps import count_params
 
 BERT_MASKED_POSITIONS = 20  # max_predictions_per_seq of the BERT reference code at T = 128
 
@@ -54,7 +54,7 @@ def build(family, vocabulary_size=None, num_layers=12, hidden_dim=768, num_heads
     """A fresh transformers model of `family` ("bert" or "gpt") in training mode, random weights.
 
     The defaults are `BertConfig()` / `GPT2Config()` (BERT-base, GPT-2 small); the
-    arguments use `common.LM_MODELS`'s names.
+    arguments use `flops.LM_MODELS`'s names.
     """
     import transformers
 
@@ -129,7 +129,7 @@ def make_bert_step(model, mlm="gathered", autocast=contextlib.nullcontext):
     """(step(batch) -> detached loss, optimizer description); batch = torch tensors of `bert_batches`.
 
     `autocast`: a context-manager factory around the forward pass and loss, e.g.
-    `lambda: torch.autocast("cuda", torch.bfloat16)` for mixed precision (`gpu_step.py`).
+    `lambda: torch.autocast("cuda", torch.bfloat16)` for mixed precision (the `gpu` family).
     """
     if mlm not in ("gathered", "full"):
         raise ValueError(f"mlm must be 'gathered' or 'full'; got {mlm!r}.")
@@ -190,43 +190,3 @@ def to_torch(tree):
         return tuple(to_torch(v) for v in tree)
     t = torch.from_numpy(np.ascontiguousarray(tree))
     return t.long() if t.dtype == torch.int32 else t
-
-
-def count_params(module):
-    """Distinct trainable parameters (the tied embedding once)."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the transformers BERT-base / GPT-2 small training step.")
-    p.add_argument("--model", default="bert_base", choices=["bert_base", "gpt2_small"])
-    p.add_argument("--mlm", default="gathered", choices=["gathered", "full"])
-    p.add_argument("--steps", type=int, default=3)
-    p.add_argument("--threads", type=int, default=2)
-    args = p.parse_args()
-    torch.set_num_threads(args.threads)
-    torch.manual_seed(0)
-    if args.model == "bert_base":
-        batch, seq_len = 8, 128
-        model = build("bert")
-        step, description = make_bert_step(model, args.mlm)
-        x, y = bert_batches(batch, seq_len, model.config.vocab_size, BERT_MASKED_POSITIONS)
-    else:
-        batch, seq_len = 4, 256
-        model = build("gpt")
-        step, description = make_gpt_step(model)
-        x, y = gpt_batches(batch, seq_len, model.config.vocab_size)
-    x, y = to_torch(x), to_torch(y)
-    step(x, y)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(x, y)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"{describe(model)}: {count_params(model):,} parameters, {description}; {1 / dt:.3f} steps/s, "
-          f"{batch * seq_len / dt:.0f} tokens/s (batch {batch} x {seq_len}, {torch.get_num_threads()} threads), "
-          f"loss {float(loss):.3f}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""InstDisc training step in plain PyTorch: the reference for `instdisc_step.py`.
+"""InstDisc training step in plain PyTorch: the reference for the `instdisc` family.
 
 The same step as `InstDisc.from_preset("instdisc_resnet20_cifar", augmentation=None)` in
 keras-paperzoo, written from the paper (Wu et al. 2018, Sec. 3), independently of
@@ -18,21 +18,16 @@ Function; here autograd differentiates the same forward):
 - Optimizer: `torch.optim.SGD(lr=0.03 x B / 256, momentum=0.9, weight_decay=1e-4)`
   (weight decay added to the gradient, as keras-paperzoo's `ScheduledMomentumSGD(l2=1e-4)`).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/instdisc.py`.
+Timed on its own: `python -m benchmarks instdisc --runs torch_reference`.
 """
 
-import argparse
-import os
-import sys
-import time
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from resnet_cifar import CifarResNet  # noqa: E402
+from .resnet_cifar import CifarResNet
+from .steps import count_params, loss_step
 
 EPS = 1e-7
 
@@ -79,43 +74,5 @@ def make_step(model, batch_size, lr=None, weight_decay=1e-4):
     """(step(images, index) -> detached loss, description of the optimizer)."""
     lr = 0.03 * batch_size / 256 if lr is None else lr
     opt = torch.optim.SGD(model.network.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
-
-    def step(images, index):
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(images, index)
-        loss.backward()
-        opt.step()
-        model.update_bank()
-        return loss.detach()
-
-    return step, f"SGD(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g})"
-
-
-def count_params(module):
-    return sum(p.numel() for p in module.parameters())
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the InstDisc training step in PyTorch.")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=5)
-    p.add_argument("--num-data", type=int, default=50_000)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = InstDisc(args.num_data).train()
-    step, description = make_step(model, args.batch_size)
-    images = torch.randn(args.batch_size, 3, 32, 32)
-    index = torch.arange(args.batch_size)
-    step(images, index)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(images, index)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"InstDisc CIFAR ResNet-20: {count_params(model.network):,} parameters, bank {tuple(model.bank.shape)}, "
-          f"{description}; {1 / dt:.3f} steps/s, {args.batch_size / dt:.1f} images/s (batch {args.batch_size}, "
-          f"{torch.get_num_threads()} threads), loss {float(loss):.3f}")
-
-
-if __name__ == "__main__":
-    main()
+    description = f"SGD(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g})"
+    return loss_step(model, opt, after=model.update_bank), description

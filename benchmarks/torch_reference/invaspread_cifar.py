@@ -1,4 +1,4 @@
-"""InvaSpread training step in plain PyTorch, written from the paper: the reference for `ssl_step.py`.
+"""InvaSpread training step in plain PyTorch, written from the paper: the reference for the `ssl` family.
 
 The same step as `InvaSpread.from_preset("invaspread_cifar_resnet18", augmentation=None)` in
 keras-paperzoo (Ye et al. 2019, "Unsupervised Embedding Learning via Invariant and Spreading
@@ -20,11 +20,9 @@ Instance Feature", Sec. 3; the CIFAR settings of the authors' release):
   added to the gradient, as keras-paperzoo's `ScheduledMomentumSGD(l2=5e-4)`); constant
   rate (the Keras side's step schedule costs nothing measurable).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/invaspread_cifar.py`.
+Timed on its own: `python -m benchmarks ssl --models invaspread --runs torch_reference`.
 """
 
-import argparse
-import time
 
 import torch
 from torch import nn
@@ -120,27 +118,3 @@ def make_step(model, batch_size, lr=0.03, weight_decay=5e-4):
 def count_params(module):
     """Trainable parameters."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the InvaSpread training step in plain PyTorch.")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=3)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = InvaSpread().train()
-    step, description = make_step(model, args.batch_size)
-    x_a = torch.randn(args.batch_size, 3, 32, 32)
-    x_b = torch.randn(args.batch_size, 3, 32, 32)
-    step(x_a, x_b)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(x_a, x_b)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"InvaSpread CIFAR ResNet-18: {count_params(model):,} parameters, {description}; {1 / dt:.3f} steps/s, "
-          f"{args.batch_size / dt:.1f} images/s (batch {args.batch_size}, {torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,5 +1,5 @@
 """A plain PyTorch MAE pre-training step (He et al. 2022) on timm's ViT blocks: the reference
-for `ssl_step.py`.
+for the `ssl` family.
 
 Written from the paper (Sec. 3 and App. A.1), not from the authors' repository (which is
 under a non-commercial licence); the Transformer blocks and the patch embedding are
@@ -27,11 +27,9 @@ step as keras-paperzoo's `MAE.from_preset("mae_vit_s16")`:
 Tensors are NCHW images and (B, tokens, D) sequences. Initialisation is PyTorch's /
 timm's defaults (it does not change the speed).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/mae.py`.
+Timed on its own: `python -m benchmarks ssl --models mae_vit_s16 --runs torch_reference`.
 """
 
-import argparse
-import time
 from functools import partial
 
 import numpy as np
@@ -39,6 +37,8 @@ import torch
 from timm.layers import PatchEmbed
 from timm.models.vision_transformer import Block
 from torch import nn
+
+from .steps import count_params, loss_step
 
 
 def sincos_table(grid, dim):
@@ -146,41 +146,5 @@ def make_step(model, batch_size, base_lr=1.5e-4, weight_decay=0.05):
     lr = base_lr * batch_size / 256
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=lr, betas=(0.9, 0.95))
-
-    def step(images):
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(images)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step, (f"AdamW(lr={lr:g}, betas=(0.9, 0.95), weight_decay={weight_decay:g} on weight "
-                  "matrices only)")
-
-
-def count_params(module):
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the MAE ViT-S/16 pre-training step in PyTorch.")
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--steps", type=int, default=3)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = MAE().train()
-    step, description = make_step(model, args.batch_size)
-    images = torch.randn(args.batch_size, 3, 224, 224)
-    step(images)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(images)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"MAE ViT-S/16 + 8 x 512 decoder: {count_params(model):,} parameters, {description}; "
-          f"{1 / dt:.3f} steps/s, {args.batch_size / dt:.2f} images/s (batch {args.batch_size}, "
-          f"{torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()
+    description = f"AdamW(lr={lr:g}, betas=(0.9, 0.95), weight_decay={weight_decay:g} on weight matrices only)"
+    return loss_step(model, opt), description

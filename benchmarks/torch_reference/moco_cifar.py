@@ -1,4 +1,4 @@
-"""MoCo v2 training step in PyTorch from lightly's pieces: the reference for `ssl_step.py`.
+"""MoCo v2 training step in PyTorch from lightly's pieces: the reference for the `ssl` family.
 
 The same step as `MoCo.from_preset("moco_cifar_resnet18", version=2, ...)` in
 keras-paperzoo (MoCo Algorithm 1, He et al. 2020; v2 head, Chen et al. 2020):
@@ -20,12 +20,10 @@ keras-paperzoo (MoCo Algorithm 1, He et al. 2020; v2 head, Chen et al. 2020):
 - Optimizer: `torch.optim.SGD(lr=0.03 x B / 256, momentum=0.9, weight_decay=1e-4)`
   (weight decay added to the gradient, as keras-paperzoo's `ScheduledMomentumSGD(l2=1e-4)`).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/moco_cifar.py`.
+Timed on its own: `python -m benchmarks ssl --models moco_v2 --runs torch_reference`.
 """
 
-import argparse
 import copy
-import time
 
 import torch
 import torchvision
@@ -34,6 +32,8 @@ from lightly.models.batchnorm import SplitBatchNorm
 from lightly.models.modules import MoCoProjectionHead
 from lightly.models.utils import batch_shuffle, batch_unshuffle, deactivate_requires_grad, update_momentum
 from torch import nn
+
+from .steps import count_params, loss_step
 
 
 def cifar_resnet18(bn_splits=8):
@@ -79,42 +79,4 @@ def make_step(model, batch_size, lr=None, weight_decay=1e-4):
     lr = 0.03 * batch_size / 256 if lr is None else lr
     params = list(model.backbone.parameters()) + list(model.head.parameters())
     opt = torch.optim.SGD(params, lr=lr, momentum=0.9, weight_decay=weight_decay)
-
-    def step(x_q, x_k):
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(x_q, x_k)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step, f"SGD(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g})"
-
-
-def count_params(module):
-    return sum(p.numel() for p in module.parameters())
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the MoCo v2 training step in PyTorch (lightly).")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=3)
-    p.add_argument("--bn-splits", type=int, default=8)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = MoCoV2(bn_splits=args.bn_splits).train()
-    step, description = make_step(model, args.batch_size)
-    x_q = torch.randn(args.batch_size, 3, 32, 32)
-    x_k = torch.randn(args.batch_size, 3, 32, 32)
-    step(x_q, x_k)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(x_q, x_k)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"MoCo v2 CIFAR ResNet-18: backbone {count_params(model.backbone):,} + head "
-          f"{count_params(model.head):,} parameters, {description}; {1 / dt:.3f} steps/s, "
-          f"{args.batch_size / dt:.1f} images/s (batch {args.batch_size}, {torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()
+    return loss_step(model, opt), f"SGD(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g})"

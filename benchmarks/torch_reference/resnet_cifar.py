@@ -18,15 +18,15 @@ keras-paperzoo:
 ResNet-20 (n = 3) has 269,722 parameters with a 10-way head (the paper's "0.27M").
 Tensors are NCHW, PyTorch's native layout.
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/resnet_cifar.py`.
+Timed on its own: `python -m benchmarks vision --models resnet20 --runs torch_reference`.
 """
 
-import argparse
-import time
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from .steps import count_params
 
 
 class BasicBlock(nn.Module):
@@ -87,41 +87,3 @@ class CifarResNet(nn.Module):
 
 def resnet20(num_classes=10):
     return CifarResNet(20, num_classes)
-
-
-def count_params(module):
-    return sum(p.numel() for p in module.parameters())
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the CIFAR ResNet training step in PyTorch.")
-    p.add_argument("--depth", type=int, default=20)
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=10)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = CifarResNet(args.depth)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
-    x = torch.randn(args.batch_size, 3, 32, 32)
-    y = torch.randint(0, 10, (args.batch_size,))
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    step()
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step()
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"ResNet-{args.depth}: {count_params(model):,} parameters, {1 / dt:.2f} steps/s, "
-          f"{args.batch_size / dt:.0f} images/s (batch {args.batch_size}, "
-          f"{torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,4 +1,4 @@
-"""SimCLR training step in PyTorch from lightly's pieces: the reference for `ssl_step.py --models simclr`.
+"""SimCLR training step in PyTorch from lightly's pieces: the reference for the `ssl` family's `simclr`.
 
 The same step as `SimCLR.from_preset("simclr_cifar_resnet18", augmentation=None)` in
 keras-paperzoo (SimCLR Algorithm 1, Chen et al. 2020; the CIFAR-10 setting of App. B.9):
@@ -16,19 +16,18 @@ keras-paperzoo (SimCLR Algorithm 1, Chen et al. 2020; the CIFAR-10 setting of Ap
   momentum 0.9, weight decay 1e-6, biases and norm parameters excluded; constant lr
   (the Keras side's warmup-cosine schedule costs nothing measurable).
 
-Run on its own for a quick timing: `python benchmarks/torch_reference/simclr_cifar.py`.
+Timed on its own: `python -m benchmarks ssl --models simclr --runs torch_reference`.
 """
 
-import argparse
-import time
 
 import torch
 from lightly.loss import NTXentLoss
 from lightly.models.modules import SimCLRProjectionHead
 from torch import nn
 
-from lars import LARS
-from moco_cifar import cifar_resnet18
+from .lars import LARS
+from .moco_cifar import cifar_resnet18
+from .steps import count_params, loss_step
 
 
 class SimCLR(nn.Module):
@@ -51,41 +50,5 @@ def make_step(model, batch_size, lr=None, weight_decay=1e-6):
     """(step(x_a, x_b) -> detached loss, description of the optimizer)."""
     lr = 0.3 * batch_size / 256 if lr is None else lr
     opt = LARS(model.parameters(), lr=lr, momentum=0.9, weight_decay=weight_decay)
-
-    def step(x_a, x_b):
-        opt.zero_grad(set_to_none=True)
-        loss = model.loss(x_a, x_b)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step, f"LARS(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g}, eta=0.001) (torch_reference/lars.py)"
-
-
-def count_params(module):
-    """Trainable parameters."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def main():
-    p = argparse.ArgumentParser(description="Time the SimCLR training step in PyTorch (lightly).")
-    p.add_argument("--batch-size", type=int, default=128)
-    p.add_argument("--steps", type=int, default=3)
-    args = p.parse_args()
-    torch.manual_seed(0)
-    model = SimCLR().train()
-    step, description = make_step(model, args.batch_size)
-    x_a = torch.randn(args.batch_size, 3, 32, 32)
-    x_b = torch.randn(args.batch_size, 3, 32, 32)
-    step(x_a, x_b)
-    t0 = time.perf_counter()
-    for _ in range(args.steps):
-        loss = step(x_a, x_b)
-    float(loss)
-    dt = (time.perf_counter() - t0) / args.steps
-    print(f"SimCLR CIFAR ResNet-18: {count_params(model):,} parameters, {description}; {1 / dt:.3f} steps/s, "
-          f"{args.batch_size / dt:.1f} images/s (batch {args.batch_size}, {torch.get_num_threads()} threads)")
-
-
-if __name__ == "__main__":
-    main()
+    description = f"LARS(lr={lr:g}, momentum=0.9, weight_decay={weight_decay:g}, eta=0.001) (torch_reference/lars.py)"
+    return loss_step(model, opt), description

@@ -164,17 +164,10 @@ def test_bad_shapes_are_refused_by_value():
 
 def test_the_benchmarks_pytorch_reference_computes_the_same_loss_and_gradient():
     # benchmarks/torch_reference/invaspread_cifar.py, written separately from the paper (log_softmax, -inf mask,
-    # x.detach() as the weights): ssl_step.py compares our step with it, so it must be the same objective.
+    # x.detach() as the weights): `python -m benchmarks ssl` compares our step with it, so it must be the same
+    # objective.
     torch = pytest.importorskip("torch")
-    import os
-    import sys
-
-    folder = os.path.join(os.path.dirname(__file__), "..", "..", "benchmarks", "torch_reference")
-    sys.path.insert(0, os.path.abspath(folder))
-    try:
-        import invaspread_cifar
-    finally:
-        sys.path.pop(0)
+    from benchmarks.torch_reference import invaspread_cifar
     f, f_hat = _views(5, d=6, kind="similar", seed=9)
     inputs = torch.tensor(f, requires_grad=True)
     expected = invaspread_cifar.invaspread_loss(inputs, torch.tensor(f_hat), temperature=0.1)

@@ -137,7 +137,7 @@ class GPTCausalLM(Trainer, keras.Model):
 
         Keras's torch backend computes sparse cross-entropy of (B, T, V) logits with the
         class axis moved to position 1, a strided log-softmax: 2.3x the time of the
-        contiguous (B T, V) one at GPT-2's vocabulary (`benchmarks/README.md`).
+        contiguous (B T, V) one at GPT-2's vocabulary (`benchmarks/FINDINGS.md`).
         """
         if isinstance(self.loss, keras.losses.SparseCategoricalCrossentropy) and y is not None \
                 and y_pred is not None and len(y_pred.shape) == 3:

@@ -1,19 +1,11 @@
-"""Helpers shared by the benchmark scripts: FLOP counts, timing statistics, memory.
+"""The analytic FLOP counts the benchmarks divide by (MFU), and the architecture tables they need.
 
-Nothing here imports a deep-learning framework, so the parent process of a
-benchmark stays light and each framework is imported only in its own subprocess.
+Every count is matmuls and convolutions only (2 m n k forward; backward = 2 x forward unless
+a docstring says otherwise). The tables mirror the keras-paperzoo presets the families build,
+so that the parent process and the PyTorch references need not import Keras. Tested in
+tests/test_benchmark_flops.py, tests/test_cmc_benchmark_flops.py and
+tests/test_instdisc_benchmark_flops.py. Nothing here imports a deep-learning framework.
 """
-
-import os
-import platform
-import resource
-import statistics
-import sys
-import time
-
-# The machine's nominal peak fp32 matmul rate (2 cores with AVX-512 FMA), used as the
-# MFU denominator. Override with --peak-gflops.
-DEFAULT_PEAK_GFLOPS = 250.0
 
 
 # Layer sizes of the keras-paperzoo GAN presets that the benchmark can run (mirrors
@@ -241,7 +233,7 @@ def vision_step_flops(model, batch_size):
             "total": 3 * forward * batch_size}
 
 
-# The self-supervised steps of `ssl_step.py` (mirrors the keras-paperzoo presets it
+# The self-supervised steps of the `ssl` family (mirrors the keras-paperzoo presets it
 # builds: MoCo.from_preset("moco_cifar_resnet18", version=2, ...),
 # SimCLR.from_preset("simclr_cifar_resnet18"), BYOL.from_preset("byol_cifar_resnet18"),
 # InvaSpread.from_preset("invaspread_cifar_resnet18") and MAE.from_preset("mae_vit_s16")).
@@ -335,17 +327,8 @@ def simclr_step_flops(batch_size, backbone, feature_dim, projection_dims, **_):
     metric's second z z^T (forward only, 0.002 % of the step at N = 128) and the
     optimizer are not counted.
     """
-    convs = resnet_forward_flops(**backbone)["convs"]
     head = mlp_forward_flops(feature_dim, projection_dims)
-    encoder = convs + head
-    views = 2 * batch_size
-    similarities = dense_flops(views, projection_dims[-1], views)
-    total = 3 * encoder * views + 3 * similarities
-    return {"encoder_forward_per_image": encoder, "backbone_forward_per_image": convs,
-            "head_forward_per_image": head, "batch_size": batch_size, "encoder": 3 * encoder * views,
-            "similarities": 3 * similarities, "total": total,
-            "description": f"3 x {encoder / 1e9:.4f} x 2N views (N = {batch_size}) + "
-                           f"z z^T 3 x {similarities / 1e9:.4f}"}
+    return _two_view_step_flops(batch_size, backbone, head, projection_dims[-1], 3, "z z^T")
 
 
 def byol_step_flops(batch_size, backbone, feature_dim, projection_dims, prediction_dims, **_):
@@ -382,17 +365,23 @@ def invaspread_step_flops(batch_size, backbone, feature_dim, embedding_dim, **_)
     the normalisation, softmax and log terms, the `contrastive_accuracy` metric's
     similarities and the optimizer are not counted.
     """
-    convs = resnet_forward_flops(**backbone)["convs"]
     head = dense_flops(1, feature_dim, embedding_dim)
+    return _two_view_step_flops(batch_size, backbone, head, embedding_dim, 2, "x x^T")
+
+
+def _two_view_step_flops(batch_size, backbone, head, dim, passes, name):
+    """Both views of N images, 2N in all, through the encoder (backbone convs + `head` FLOPs per
+    image) forward and backward (3 x forward), plus `passes` x the (2N)^2 similarities of
+    `dim`-wide features (2 (2N)^2 dim each)."""
+    convs = resnet_forward_flops(**backbone)["convs"]
     encoder = convs + head
     views = 2 * batch_size
-    similarities = dense_flops(views, embedding_dim, views)
-    total = 3 * encoder * views + 2 * similarities
+    similarities = dense_flops(views, dim, views)
     return {"encoder_forward_per_image": encoder, "backbone_forward_per_image": convs,
             "head_forward_per_image": head, "batch_size": batch_size, "encoder": 3 * encoder * views,
-            "similarities": 2 * similarities, "total": total,
+            "similarities": passes * similarities, "total": 3 * encoder * views + passes * similarities,
             "description": f"3 x {encoder / 1e9:.4f} x 2N views (N = {batch_size}) + "
-                           f"x x^T 2 x {similarities / 1e9:.4f}"}
+                           f"{name} {passes} x {similarities / 1e9:.4f}"}
 
 
 SSL_STEP_FLOPS = {"moco": moco_step_flops, "simclr": simclr_step_flops, "byol": byol_step_flops,
@@ -405,7 +394,7 @@ def ssl_step_flops(model, batch_size):
     return SSL_STEP_FLOPS[config["family"]](batch_size, **config)
 
 
-# The language-model steps of `lm_step.py` (mirrors keras-paperzoo's presets
+# The language-model steps of the `lm` family (mirrors keras-paperzoo's presets
 # `BertBackbone.from_preset("bert_base")` and `GPTBackbone.from_preset("gpt2_small")`,
 # and `transformers.BertConfig()` / `GPT2Config()`, whose defaults are the same sizes).
 # `bert_tiny` / `gpt_tiny` (the presets bert_tiny and gpt_char_tiny) are for smoke runs.
@@ -470,59 +459,107 @@ def lm_step_flops(family, batch_size, sequence_length, vocabulary_size, num_laye
                             f"+ {head / 1e9:.2f} head) GFLOP fwd for {tokens} tokens")}
 
 
-def summarize(values):
-    """Median, min, max and relative spread ((max - min) / median) of a list."""
-    ordered = list(values)
-    values = sorted(values)
-    med = statistics.median(values)
-    return {
-        "median": med,
-        "min": values[0],
-        "max": values[-1],
-        "spread": (values[-1] - values[0]) / med if med else float("nan"),
-        "values": ordered,
-    }
+# The CMC step of the `cmc` family (mirrors CMC.from_preset("cmc_cifar_resnet18", num_data=50000,
+# temperature=0.07)): per view a half-width CIFAR ResNet-18.
+CIFAR_RESNET18_HALF = {"stage_blocks": (2, 2, 2, 2), "stage_filters": (32, 64, 128, 256), "block_type": "basic",
+                       "stem": "cifar", "stem_filters": 64, "shortcut": "B", "image_size": 32}
+CMC_MODELS = {
+    "cmc_cifar_resnet18": {"preset": "cmc_cifar_resnet18", "backbone": CIFAR_RESNET18_HALF, "feature_dim": 128,
+                           "num_negatives": 4096, "temperature": 0.07, "num_data": 50_000, "image_size": 32},
+}
 
 
-def peak_rss_mb():
-    """Peak resident set size of this process in MB (ru_maxrss is KB on Linux)."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / (1024 * 1024) if sys.platform == "darwin" else rss / 1024
+def cmc_step_flops(model, batch_size):
+    """FLOPs of one CMC step on B = `batch_size` images, convs and matmuls only; backward = 2 x forward.
+
+    Per image, forward: each view's encoder (`resnet_forward_flops` of the backbone, its
+    stem conv counted for the view's 1 or 2 input channels instead of 3) and its linear
+    layer 2 D C; the scores of each direction against 1 + m bank rows, 2 (1 + m) C, whose
+    backward is one more 2 (1 + m) C (dL/dz only: the rows are constants). Encoders 3 x
+    forward x B. The Lab conversion, BN, pooling, the normalisation, exp, the NCE loss, the
+    bank updates and the optimizer are not counted.
+    """
+    config = CMC_MODELS[model]
+    backbone, c, m = config["backbone"], config["feature_dim"], config["num_negatives"]
+    full = resnet_forward_flops(**backbone)
+    size, stem = backbone["image_size"], backbone["stem_filters"]
+    width = backbone["stage_filters"][-1] * (4 if backbone["block_type"] == "bottleneck" else 1)
+    encoders = 0
+    for channels in (1, 2):  # L, ab
+        stem_flops = conv2d_flops(size, size, channels, stem, 3)
+        encoders += full["convs"] - full["layers"][0][1] + stem_flops + dense_flops(1, width, c)
+    scores = 2 * 2 * dense_flops(1, c, 1 + m)  # two directions, forward + dL/dz
+    total = batch_size * (3 * encoders + scores)
+    return {"encoders_forward_per_image": encoders, "scores_per_image": scores, "batch_size": batch_size,
+            "total": total,
+            "description": f"B x (3 x {encoders / 1e9:.4f} both encoders fwd+bwd + scores {scores / 1e9:.4f}) "
+                           f"(B = {batch_size})"}
 
 
-def loadavg():
-    try:
-        return os.getloadavg()[0]
-    except OSError:
-        return float("nan")
+# The CPC steps of the `cpc` family (mirrors keras_paperzoo/models/cpc/cpc_presets.py).
+_CPC_SMALL = {"image_size": 16, "patch": 4, "stride": 2, "stem": 32, "filters": (16, 32), "outputs": (64, 128),
+              "context_blocks": 3, "context_units": 64}
+CPC_MODELS = {
+    "cpc_v1_small": {**_CPC_SMALL, "steps": (1, 2, 3, 4, 5), "directions": 1, "target_dim": None},
+    "cpc_v2_small": {**_CPC_SMALL, "steps": (3,), "directions": 4, "target_dim": 64},
+}
 
 
-class Stopwatch:
-    """Wall and process-CPU time of a block: `with Stopwatch() as sw: ...; sw.wall`."""
+def cpc_step_flops(model, batch_size):
+    """FLOPs of one CPC step on B = `batch_size` images, convs and matmuls only; backward = 2 x forward.
 
-    def __enter__(self):
-        self.t0, self.c0 = time.perf_counter(), time.process_time()
-        return self
+    Forward: the patch encoder on B x rows x cols patches (every conv 2 H' W' C_out C_in
+    k^2: stem, per block the projection shortcut, 1x1, 3x3 and 1x1); per direction the
+    context's blocks on the grid (1x1 D -> U, 1x3, 2x1, 1x1 U -> D), the targets'
+    projection (v2) and per step k the predictions W_k c (M_k = B (rows - k) cols rows of
+    D -> Dt) and their scores against the N = B rows cols candidates (2 M_k N Dt).
+    """
+    m = CPC_MODELS[model]
+    size, patch, stride = m["image_size"], m["patch"], m["stride"]
+    rows = cols = (size - patch) // stride + 1
+    flops, side, channels = conv2d_flops(patch, patch, 3, m["stem"], 3), patch, m["stem"]
+    for s, (f, out) in enumerate(zip(m["filters"], m["outputs"])):
+        out_side = side // 2 if s > 0 else side
+        flops += conv2d_flops(out_side, out_side, channels, out, 1)  # shortcut (shape changes)
+        flops += conv2d_flops(side, side, channels, f, 1)
+        flops += conv2d_flops(out_side, out_side, f, f, 3)
+        flops += conv2d_flops(out_side, out_side, f, out, 1)
+        side, channels = out_side, out
+    n = batch_size * rows * cols
+    encoder = n * flops
+    depth, units, width = channels, m["context_units"], m["target_dim"] or channels
+    block = (conv2d_flops(rows, cols, depth, units, 1) + conv2d_flops(rows, cols, units, units, (1, 3))
+             + conv2d_flops(rows, cols, units, units, (2, 1)) + conv2d_flops(rows, cols, units, depth, 1))
+    per_direction = batch_size * m["context_blocks"] * block
+    per_direction += dense_flops(n, depth, width) if m["target_dim"] else 0
+    for k in m["steps"]:
+        predictions = batch_size * (rows - k) * cols
+        per_direction += dense_flops(predictions, depth, width) + dense_flops(predictions, width, n)
+    forward = encoder + m["directions"] * per_direction
+    return {"forward": forward, "encoder_forward": encoder, "total": 3 * forward,
+            "description": f"3 x ({encoder / 1e9:.3f} encoder + {(forward - encoder) / 1e9:.3f} context and "
+                           f"scores) GFLOP"}
 
-    def __exit__(self, *exc):
-        self.wall = time.perf_counter() - self.t0
-        self.cpu = time.process_time() - self.c0
-        return False
+
+# The InstDisc step of the `instdisc` family (InstDisc.from_preset("instdisc_resnet20_cifar")):
+# the CIFAR ResNet-20, a linear 64 -> 128 layer, tau 0.07.
+INSTDISC_FEATURE_DIM, INSTDISC_TEMPERATURE = 128, 0.07
 
 
-def machine_info():
-    info = {
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "processor": platform.processor(),
-        "cpu_count": os.cpu_count(),
-    }
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    info["cpu_model"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return info
+def instdisc_step_flops(batch_size, num_negatives, feature_dim=INSTDISC_FEATURE_DIM, backbone=None):
+    """FLOPs of one InstDisc step, convs and matmuls only; backward = 2 x forward for the network.
+
+    Per image: the backbone's convs and the linear layer 64 -> 128, forward and backward (3 x).
+    The scores V f: 2 (1 + m) d per image forward, the same again backward (to f only: the
+    bank is a constant). The gather of B (1 + m) rows, the normalisation, exp, the NCE terms,
+    BN and the bank update are not counted.
+    """
+    backbone = backbone or VISION_MODELS["resnet20"]
+    convs = resnet_forward_flops(**backbone)["convs"]
+    head = dense_flops(1, backbone["stage_filters"][-1], feature_dim)
+    network = convs + head
+    scores = dense_flops(batch_size, feature_dim, 1 + num_negatives)
+    total = 3 * network * batch_size + 2 * scores
+    return {"network_forward_per_image": network, "backbone_forward_per_image": convs, "batch_size": batch_size,
+            "network": 3 * network * batch_size, "scores": 2 * scores, "total": total,
+            "description": f"3 x {network / 1e9:.4f} x B (B = {batch_size}) + scores 2 x {scores / 1e9:.4f}"}

@@ -1,5 +1,6 @@
-"""Keras-side timing helpers shared by the benchmark workers (one Keras backend per process).
+"""Worker-side helpers shared by the families (run inside one subprocess per run).
 
+Keras side (one Keras backend per process):
 - `keras_info(threads)`: the backend, framework versions and thread settings.
 - `jit_description(backend, model)`: what `compile()`'s `jit_compile` resolved to.
 - `fit_block(...)` / `timed_fits(...)`: one `fit()` call (one epoch of N steps) per
@@ -10,13 +11,19 @@
   `run_timed_blocks(result, model, fit_kwargs, first_batch, args)`: the start, the model
   description and the timed fit / bare-step turns every Keras worker shares.
 
-Import only inside a worker subprocess (it imports Keras).
+PyTorch reference side:
+- `start_reference(args)`: torch threads, seed 0, the reference's result dict.
+- `run_reference_loop(result, step_fn, batches, args)`: the reference's loop of N steps over
+  N different batches, in the fit and bare-step turns, its last loss.
+
+Data: `random_images(rng, n, size)` and `take(tree, start, stop)`.
+
+Import only inside a worker subprocess (the functions import the frameworks).
 """
 
 import math
 
-import common
-import turns
+from . import turns
 
 
 def keras_info(threads):
@@ -82,7 +89,7 @@ def fit_block(model, fit_kwargs, sync, out=None):
     """A function running one `model.fit(**fit_kwargs, epochs=1, shuffle=False, verbose=0)`
     and then `sync()`; the History goes to `out["history"]` when `out` is a dict."""
 
-    def run():
+    def run(n=None):  # `n` (a warmup's step count) does not apply: a fit() block is one epoch
         history = model.fit(**fit_kwargs, epochs=1, shuffle=False, verbose=0)
         sync()
         if out is not None:
@@ -188,7 +195,7 @@ def start_keras_worker(threads):
     result = keras_info(threads)
     import keras_paperzoo.models  # noqa: F401  (the models the workers build)
 
-    result["rss_after_import_mb"] = common.peak_rss_mb()
+    result["rss_after_import_mb"] = turns.peak_rss_mb()
     seed(0)
     return result
 
@@ -213,14 +220,70 @@ def run_timed_blocks(result, model, fit_kwargs, first_batch, args):
     if "step" in args.modes:
         holder = {}  # built at its first turn, after fit's warmup built the optimizer and metrics
 
-        def bare():
+        def bare(n=None):
             if "run" not in holder:
                 step, sync_step = bare_step(model, first_batch)
                 holder["run"] = turns.step_block(step, args.steps, sync_step)
-            holder["run"]()
+            holder["run"](n)
 
         blocks["step"] = bare
     turns.store_timings(result, turns.run_blocks(blocks, args), args.steps)
     if "history" in out:
         result["final_loss"] = float(out["history"].history["loss"][-1])
     return result
+
+
+# --------------------------------------------------------------------------------------
+# PyTorch reference side
+# --------------------------------------------------------------------------------------
+def start_reference(args):
+    """Apply `--threads` to torch (`default_threads` of the family when 0 and set), seed 0; the result dict."""
+    import torch
+
+    threads = args.threads or getattr(args, "default_threads", 0)
+    result = {"run": turns.REFERENCE, "torch_threads": turns.torch_threads(threads),
+              "versions": {"torch": torch.__version__}, "jit": "eager (PyTorch)"}
+    torch.manual_seed(0)
+    return result
+
+
+def run_reference_loop(result, step_fn, batches, args):
+    """Time the reference's loop in the turns of `turns.phases`: each block runs `args.steps` calls of
+    `step_fn(*take(batches, i B, (i + 1) B))` over the `args.steps` different batches of `batches`
+    (arrays, or nested tuples / dicts of them, of `args.steps * args.batch_size` rows), ended by reading
+    the loss. Stores the rates and the last loss in `result`."""
+    steps, bsz = args.steps, args.batch_size
+    result.setdefault("rss_after_import_mb", turns.peak_rss_mb())
+    state = {"i": 0}
+
+    def step():
+        i = state["i"] % steps
+        state["i"] += 1
+        state["loss"] = step_fn(*take(tuple(batches), i * bsz, (i + 1) * bsz))
+
+    loop = turns.step_block(step, steps, lambda: float(state["loss"]))
+    turns.store_timings(result, turns.run_blocks({mode: loop for mode in args.modes}, args), steps)
+    result["final_loss"] = float(state["loss"])
+    return result
+
+
+# --------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------
+def random_images(rng, n, size, nchw=False, uniform=False):
+    """n random images (n, size, size, 3) float32 from `rng`: N(0, 1), or U[0, 1) with `uniform`;
+    (n, 3, size, size) with `nchw` (the same numbers, transposed)."""
+    import numpy as np
+
+    shape = (n, size, size, 3)
+    images = rng.random(shape, dtype=np.float32) if uniform else rng.standard_normal(shape, dtype=np.float32)
+    return np.ascontiguousarray(images.transpose(0, 3, 1, 2)) if nchw else images
+
+
+def take(tree, start, stop):
+    """Rows start:stop of every array in a (nested dict / tuple of) array(s)."""
+    if isinstance(tree, dict):
+        return {k: take(v, start, stop) for k, v in tree.items()}
+    if isinstance(tree, tuple):
+        return tuple(take(v, start, stop) for v in tree)
+    return tree[start:stop]
