@@ -51,3 +51,15 @@ def pytest_runtest_setup(item):
 
     if keras.backend.backend() != marker.args[0]:
         pytest.skip(f"an end-to-end run, on the {marker.args[0]} leg only (${ALL_LEGS}=1: every leg)")
+
+
+# --- the slow end-to-end files first ---------------------------------------------------------
+# pytest-xdist hands tests to its workers in collection order: a minute-long child-process run
+# collected last leaves one worker busy while the other idles. These files (each test a child
+# process or a whole trainer, 20-140 s) are collected first; the rest keep their order.
+SLOW_FILES = ("test_kill_and_resume.py", "test_examples.py", "test_reproduce.py", "test_export_recipes.py",
+              "test_data_parallel.py", "test_mixed_precision.py", "test_backend_agreement.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.path.name not in SLOW_FILES)  # stable: the order within each group is kept
