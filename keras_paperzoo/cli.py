@@ -1,6 +1,7 @@
 """The `paperzoo` command: list recipes, train one, export a trained model.
 
     paperzoo list
+    paperzoo reproduce PAPER [--budget smoke|cpu|gpu|paper] [--output-dir DIR] [--backend B] [MODULE ARGUMENTS]
     paperzoo train gan [--dataset D] [--epochs N] [--steps-per-epoch N] [--batch-size N]
                        [--output-dir DIR] [--backend tensorflow|jax|torch] [--seed S] [--resume]
     paperzoo export MODEL.keras --format saved_model|litert [--output PATH]
@@ -17,6 +18,7 @@ import sys
 
 from keras_paperzoo.optional import MissingDependency
 from keras_paperzoo.recipes import RECIPES
+from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
 BACKENDS = ("tensorflow", "jax", "torch")
 # The deployable part of each trainer, for `paperzoo export`.
@@ -89,6 +91,23 @@ def build_parser():
     train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 
+    papers = "\n".join(f"  {r.name:<12} {r.paper}\n  {'':<12} {r.claim}" for r in REPRODUCTIONS.values())
+    reproduce = sub.add_parser(
+        "reproduce", help="a paper's claim at a budget, the paper's number beside ours",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Run a paper's reproduction (keras_paperzoo/reproductions/) at a budget: it writes its metrics "
+        "JSON, pictures and results Markdown, and reproduce_PAPER.md with the paper's numbers beside ours, the "
+        "budget and the device. Arguments after the known ones go to the reproduction and override the budget's "
+        "(e.g. --dataset, --epochs; see docs/reproductions.md).",
+        epilog=f"papers:\n{papers}\n\nbudgets:\n  smoke  seconds, on the embedded digits or built-in text (tested)\n"
+        "  cpu    the budget run on a 2-core CPU (the results in applications/results/)\n"
+        "  gpu    a schedule for one accelerator\n  paper  the paper's schedule (scaled where its data is not offline)")
+    reproduce.add_argument("paper", help="one of: " + ", ".join(REPRODUCTIONS))
+    reproduce.add_argument("--budget", choices=BUDGETS, default="cpu", help="default: cpu")
+    reproduce.add_argument("--output-dir", default=None, help="default: runs/reproduce/PAPER-BUDGET")
+    reproduce.add_argument("--backend", choices=BACKENDS, default=None,
+                           help="Keras backend (default: $KERAS_BACKEND, else the reproduction's)")
+
     export = sub.add_parser("export", help="export a trained model for TF Serving or LiteRT")
     export.add_argument("model", help="a .keras file written by `paperzoo train`")
     export.add_argument("--format", required=True, choices=("saved_model", "litert"))
@@ -118,6 +137,17 @@ def _train(args):
     print(f"wrote {pathlib.Path(args.output_dir) / 'metrics.json'}: " + ", ".join(
         f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float)
     ))
+    return 0
+
+
+def _reproduce(args, extra):
+    if args.paper not in REPRODUCTIONS:
+        raise _UsageError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
+    if args.backend:
+        _select_backend(args.backend)
+    from keras_paperzoo.reproductions.common import reproduce
+
+    reproduce(args.paper, args.budget, extra, output_dir=args.output_dir, backend=args.backend)
     return 0
 
 
@@ -217,7 +247,11 @@ def main(argv=None):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if args.command == "reproduce":
+            return _reproduce(args, extra)
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         if args.command == "list":
             return _list()
         if args.command == "train":

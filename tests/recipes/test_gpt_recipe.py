@@ -65,9 +65,8 @@ def test_gpt_recipe_rejects_bad_requests_and_text_files_load(tmp_path):
 def test_shakespeare_application_runs_a_tiny_budget_and_reports_beside_the_published_figure(
     tmp_path, monkeypatch, shared_data
 ):
-    from tests.applications.scripts import load_application
+    from keras_paperzoo.reproductions import gpt_shakespeare as app
 
-    app = load_application("gpt_shakespeare")
     text = tmp_path / "shakespeare_head.txt"  # the first 20,000 characters: the test stays short
     text.write_text((shared_data / "tinyshakespeare.txt").read_text(encoding="utf-8")[:20_000], encoding="utf-8")
     monkeypatch.setattr(recipe, "SAMPLE_LENGTH", 24)

@@ -1,4 +1,4 @@
-"""applications/bert_sst2.py runs end to end on a tiny stand-in for the shared data folder."""
+"""keras_paperzoo/reproductions/bert_sst2.py runs end to end on a tiny stand-in for the shared data folder."""
 
 import gzip
 import json
@@ -7,7 +7,8 @@ import keras
 import numpy as np
 import pytest
 
-from tests.applications.scripts import load_application
+from keras_paperzoo.reproductions import bert_sst2
+from keras_paperzoo.reproductions.common import UsageError
 
 
 def _fake_shared_data(root):
@@ -34,9 +35,9 @@ def _tiny(data, seeds="0,1"):
 @pytest.mark.slow  # a pre-training and four fine-tunings: about a minute on a quiet CPU
 def test_bert_sst2_tiny_budget(tmp_path):
     _fake_shared_data(tmp_path / "data")
-    module = load_application("bert_sst2")
+    module = bert_sst2
     common = _tiny(tmp_path / "data")
-    metrics = module.main(common + ["--output", str(tmp_path / "out"), "--pretrain-steps", "2", "--save-at", "2",
+    metrics = module.main(common + ["--output-dir", str(tmp_path / "out"), "--pretrain-steps", "2", "--save-at", "2",
                                     "--probe"])
     saved = json.loads((tmp_path / "out" / "bert_sst2_metrics.json").read_text())
     assert saved == json.loads(json.dumps(metrics))
@@ -88,15 +89,15 @@ def test_bert_sst2_tiny_budget(tmp_path):
 @pytest.mark.one_leg("torch")
 def test_bert_sst2_arms_apart_merged_and_pretrained_further(tmp_path):
     _fake_shared_data(tmp_path / "data")
-    module = load_application("bert_sst2")
+    module = bert_sst2
     one_seed = _tiny(tmp_path / "data", seeds="0")
-    first = module.main(one_seed + ["--output", str(tmp_path / "out"), "--pretrain-steps", "2"])
+    first = module.main(one_seed + ["--output-dir", str(tmp_path / "out"), "--pretrain-steps", "2"])
 
     # The arms run apart (random init only, reusing the vocabulary), then merged.
-    module.main(one_seed + ["--output", str(tmp_path / "b"), "--pretrain-steps", "0", "--arms", "random_init",
+    module.main(one_seed + ["--output-dir", str(tmp_path / "b"), "--pretrain-steps", "0", "--arms", "random_init",
                             "--vocabulary", str(tmp_path / "out" / "vocabulary.txt")])
     merged = module.main(["--merge", str(tmp_path / "out" / "bert_sst2_metrics.json"),
-                          str(tmp_path / "b" / "bert_sst2_metrics.json"), "--output", str(tmp_path / "m")])
+                          str(tmp_path / "b" / "bert_sst2_metrics.json"), "--output-dir", str(tmp_path / "m")])
 
     def results(runs):  # all but the wall time
         return {name: {k: v for k, v in run.items() if k != "seconds"} for name, run in runs.items()}
@@ -105,7 +106,7 @@ def test_bert_sst2_arms_apart_merged_and_pretrained_further(tmp_path):
     assert merged["summary"] == first["summary"] and merged["pretraining"] == first["pretraining"]
 
     # Pre-training further from a saved backbone, with other masks: a new schedule, the saved weights as the start.
-    more = module.main(one_seed + ["--output", str(tmp_path / "c"), "--arms", "pretrained", "--pretrain-steps", "2",
+    more = module.main(one_seed + ["--output-dir", str(tmp_path / "c"), "--arms", "pretrained", "--pretrain-steps", "2",
                                    "--pretrain-from", str(tmp_path / "out" / "bert_sst2_backbone.keras"),
                                    "--pretrain-seed", "1", "--vocabulary", str(tmp_path / "out" / "vocabulary.txt")])
     assert more["budget"]["pretrain_from"].endswith("bert_sst2_backbone.keras") and len(more["pretraining"]["loss"]) == 1
@@ -119,7 +120,7 @@ def test_bert_sst2_arms_apart_merged_and_pretrained_further(tmp_path):
 
 def test_bert_sst2_refuses_bad_arguments_in_one_line(tmp_path, capsys):
     """Bad values are refused before anything is read or written, in one line naming the value and the rule."""
-    module = load_application("bert_sst2")
+    module = bert_sst2
     backbone = tmp_path / "backbone.keras"
     backbone.write_bytes(b"")  # only its existence is checked before refusing
     _fake_shared_data(tmp_path / "data")
@@ -136,7 +137,7 @@ def test_bert_sst2_refuses_bad_arguments_in_one_line(tmp_path, capsys):
         (["--pretrained", str(tmp_path / "data" / "sst2" / "dev.tsv")], "dev.tsv: expected a .keras file"),
     ]
     for extra, message in refusals:
-        with pytest.raises(SystemExit):
-            module.main(_tiny(tmp_path / "data") + ["--output", str(tmp_path / "bad")] + extra)
-        assert message in capsys.readouterr().err
+        with pytest.raises(UsageError) as refused:
+            module.main(_tiny(tmp_path / "data") + ["--output-dir", str(tmp_path / "bad")] + extra)
+        assert message in str(refused.value) and "\n" not in str(refused.value)
     assert not (tmp_path / "bad").exists()

@@ -1,12 +1,11 @@
-"""applications/pack_zip.py: a zip packed into one .npz and unpacked is the same files."""
+"""keras_paperzoo/reproductions/pack_zip.py: a zip packed into one .npz and unpacked is the same files."""
 
 import zipfile
 
-from tests.applications.scripts import load_application
+from keras_paperzoo.reproductions import pack_zip
 
 
 def test_pack_then_unpack_gives_the_same_names_and_bytes(tmp_path):
-    pack_zip = load_application("pack_zip")
     source = tmp_path / "images.zip"
     files = {"train/cat/0001.jpg": b"\xff\xd8cat", "train/dog/0002.jpg": b"", "test/cat/0003.jpg": bytes(range(256))}
     with zipfile.ZipFile(source, "w") as z:

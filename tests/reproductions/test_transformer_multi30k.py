@@ -1,17 +1,16 @@
-"""applications/transformer_multi30k.py: a tiny budget on real Multi30k pairs writes its report."""
+"""keras_paperzoo/reproductions/transformer_multi30k.py: a tiny budget on real Multi30k pairs writes its report."""
 
 import json
 
 import keras
 import pytest
 
-from tests.applications.scripts import load_application
+from keras_paperzoo.reproductions import transformer_multi30k as app
 
 
 @pytest.mark.one_leg("torch")
 def test_tiny_budget_writes_metrics_and_results(tmp_path, shared_data):
     pytest.importorskip("sacrebleu")
-    app = load_application("transformer_multi30k")
     metrics = app.main([
         "--data", str(shared_data / "multi30k"), "--preset", "transformer_tiny", "--updates", "2",
         "--batch-size", "16", "--train-pairs", "64", "--test-pairs", "3", "--beam-size", "2",

@@ -1,17 +1,14 @@
-"""applications/ssl_cifar.py: the claims' arithmetic, and a tiny end-to-end run on 'digits'."""
-
-import json
+"""keras_paperzoo/reproductions/ssl_cifar.py: the claims' arithmetic and its refusals (smoke runs: test_reproduce.py)."""
 
 import pytest
 
-import keras
-
-from tests.applications.scripts import load_application
+from keras_paperzoo.reproductions import common
+from keras_paperzoo.reproductions import ssl_cifar as _ssl_cifar
 
 
 @pytest.fixture(scope="module")
 def ssl_cifar():
-    return load_application("ssl_cifar")
+    return _ssl_cifar
 
 
 def _run(knn, probe=None, **extra):
@@ -58,38 +55,13 @@ def test_claims_use_two_standard_errors(ssl_cifar):
     assert cpc["CPC v1: the bound log N - L rises"] == {"holds": True, "first_epoch": 0.4, "last_epoch": 0.9}
     assert cpc["CPC v1: kNN above random init (CPC's patch encoder)"]["holds"] is False  # +3.0 < 3.13
     assert ssl_cifar.parse_runs("byol, moco") == ["byol", "moco"]
-    with pytest.raises(ValueError, match="unknown \\['swav'\\]"):
+    with pytest.raises(common.UsageError, match="unknown \\['swav'\\]"):
         ssl_cifar.parse_runs("byol,swav")
 
 
-def test_script_runs_a_tiny_budget_and_reports(tmp_path, ssl_cifar):
-    if keras.backend.backend() != "tensorflow":  # the harness's logic is the backend's least concern
-        pytest.skip("the end-to-end harness run is on the TensorFlow leg (trainers are tested on every leg)")
-    args = ["--dataset", "digits", "--runs", "simclr", "--backbone", "tiny", "--train-images",
-            "128", "--test-images", "60", "--epochs", "1", "--batch-size", "64", "--probe-epochs", "1",
-            "--backend", keras.backend.backend(), "--output-dir", str(tmp_path), "--verbose", "0"]
-    assert ssl_cifar.main(args) == 0
-    metrics = json.loads((tmp_path / "ssl_digits_metrics.json").read_text())
-    runs = metrics["runs"]
-    assert list(runs) == ["random init", "simclr"]
-    # One initial encoder for every run: the random-init row is what each trained run started from.
-    assert len({run["initial_backbone_checksum"] for run in runs.values()}) == 1
-    assert runs["simclr"]["steps"] == 2 and runs["simclr"]["overrides"] == {"temperature": 0.5}
-    assert {"knn_z_percent", "probe_z_percent"} <= set(runs["simclr"]) and "knn_z_percent" in runs["random init"]
-    assert len(runs["simclr"]["loss_per_epoch"]) == len(runs["simclr"]["knn_accuracy_percent_per_epoch"]) == 1
-    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
-    assert {"SimCLR, t = 0.5: kNN above random init", "SimCLR, t = 0.5: kNN on h above z"} <= set(metrics["claims"])
-    text = (tmp_path / "ssl_digits_results.md").read_text()
-    assert "| random init |" in text and "| SimCLR, t = 0.5 |" in text and "84.8" in text and "86.8" in text
-    # A rerun with the same budget keeps the finished runs; --report-only rewrites the table.
-    assert ssl_cifar.main(args) == 0
-    assert json.loads((tmp_path / "ssl_digits_metrics.json").read_text())["runs"] == runs
-    assert ssl_cifar.main(["--dataset", "digits", "--output-dir", str(tmp_path), "--report-only"]) == 0
-
-
-def test_script_refuses_bad_runs_and_skips_missing_data(tmp_path, ssl_cifar, monkeypatch, capsys):
-    with pytest.raises(SystemExit):
+def test_script_refuses_bad_runs_and_missing_data(tmp_path, ssl_cifar, monkeypatch):
+    with pytest.raises(common.UsageError, match="swav"):
         ssl_cifar.main(["--dataset", "digits", "--runs", "swav", "--output-dir", str(tmp_path)])
-    monkeypatch.setitem(ssl_cifar.DATASETS, "mnist", tmp_path / "absent.npz")
-    assert ssl_cifar.main(["--dataset", "mnist", "--output-dir", str(tmp_path)]) == 0
-    assert "skipped: mnist is not at" in capsys.readouterr().err
+    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path))  # no mnist.npz there
+    with pytest.raises(FileNotFoundError, match="mnist is not at"):
+        ssl_cifar.main(["--dataset", "mnist", "--output-dir", str(tmp_path)])

@@ -1,18 +1,15 @@
-"""applications/instdisc_proximal.py: the oscillation arithmetic, the claims, and a tiny end-to-end run on 'digits'."""
-
-import json
+"""keras_paperzoo/reproductions/instdisc_proximal.py: the oscillation arithmetic and the claims (smoke run: test_reproduce.py)."""
 
 import numpy as np
 import pytest
 
-import keras
-
-from tests.applications.scripts import load_application
+from keras_paperzoo.reproductions import common
+from keras_paperzoo.reproductions import instdisc_proximal
 
 
 @pytest.fixture(scope="module")
 def app():
-    return load_application("instdisc_proximal")
+    return instdisc_proximal
 
 
 def test_per_update_losses_and_their_oscillation(app):
@@ -55,43 +52,13 @@ def test_claims_compare_each_run_with_its_objectives_original(app):
     }  # (0.01 < 2 s.e. = 0.014; the NCE run has no NCE baseline here: no claim)
     assert app.claims({"proximal_30": runs["proximal_30"]}, 300) == {}  # nothing to compare with
     assert app.parse_runs("paper, proximal_30") == ["paper", "proximal_30"]
-    with pytest.raises(ValueError, match=r"unknown \['proximal_99'\]"):
+    with pytest.raises(common.UsageError, match=r"unknown \['proximal_99'\]"):
         app.parse_runs("paper,proximal_99")
 
 
-def test_script_runs_a_tiny_budget_and_reports(tmp_path, app):
-    if keras.backend.backend() != "tensorflow":
-        pytest.skip("the end-to-end harness run is on the TensorFlow leg (the trainer is tested on every leg)")
-    args = ["--runs", "proximal_30,nce_paper", "--backbone", "tiny", "--train-images", "128", "--test-images", "60",
-            "--epochs", "2", "--batch-size", "32", "--probe-epochs", "1", "--backend", keras.backend.backend(),
-            "--output-dir", str(tmp_path), "--verbose", "0"]
-    assert app.main(args) == 0
-    metrics = json.loads((tmp_path / "instdisc_proximal_digits_metrics.json").read_text())
-    runs = metrics["runs"]
-    assert list(runs) == ["proximal_30", "nce_paper"]
-    assert (runs["proximal_30"]["proximal"], runs["proximal_30"]["bank_momentum"]) == (30.0, 0.0)
-    assert (runs["proximal_30"]["loss"], runs["proximal_30"]["z"]) == ("softmax", None)
-    assert runs["nce_paper"]["loss"] == "nce" and runs["nce_paper"]["z"] > 0
-    for run in runs.values():
-        assert run["steps"] == 8 and len(run["objective_per_update"]) == 8  # 2 epochs x 128 / 32
-        assert run["objective_loss"]["updates_measured"] == 4 and run["num_negatives"] == 64  # half the images
-        assert run["objective_loss"]["oscillation_se"] is None  # 4 updates: too few for blocks of 3
-        assert 0.0 <= run["memory_bank_knn_percent"] <= 100.0
-    # The proximal term is in the total loss, not in the objective whose oscillation is measured.
-    assert runs["proximal_30"]["total_loss"]["oscillation"] != runs["proximal_30"]["objective_loss"]["oscillation"]
-    assert runs["nce_paper"]["total_loss"]["oscillation"] == pytest.approx(
-        runs["nce_paper"]["objective_loss"]["oscillation"], abs=1e-4)
-    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
-    text = (tmp_path / "instdisc_proximal_digits_results.md").read_text()
-    assert "| softmax, lambda = 30, bank replaced |" in text and "54.0 %" in text and "80.8 %" in text
-    assert app.main(args) == 0  # the same budget: kept
-    assert json.loads((tmp_path / "instdisc_proximal_digits_metrics.json").read_text())["runs"] == runs
-    assert app.main(["--output-dir", str(tmp_path), "--report-only"]) == 0
-
-
-def test_script_refuses_bad_runs_and_skips_missing_data(tmp_path, app, monkeypatch, capsys):
-    with pytest.raises(SystemExit):
+def test_script_refuses_bad_runs_and_missing_data(tmp_path, app, monkeypatch):
+    with pytest.raises(common.UsageError, match="swav"):
         app.main(["--runs", "swav", "--output-dir", str(tmp_path)])
-    monkeypatch.setitem(app.DATASETS, "mnist", tmp_path / "absent.npz")
-    assert app.main(["--dataset", "mnist", "--output-dir", str(tmp_path)]) == 0
-    assert "skipped: mnist is not at" in capsys.readouterr().err
+    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path))  # no mnist.npz there
+    with pytest.raises(FileNotFoundError, match="mnist is not at"):
+        app.main(["--dataset", "mnist", "--output-dir", str(tmp_path)])

@@ -1,0 +1,463 @@
+"""What every reproduction shares: arguments, backend, data, timing, the device, and the paper-vs-ours report.
+
+A reproduction module has `main(argv) -> metrics` (it writes its metrics JSON, results
+Markdown and pictures into `--output-dir`) and `paper_vs_ours(metrics) -> rows`, each row
+(quantity, the paper's number, ours). `reproduce` runs one with a budget's arguments and
+writes `reproduce_<paper>.md` / `.json`: the rows with the budget, the device, the time
+and the module's claims, printed as well.
+"""
+
+import importlib
+import json
+import os
+import pathlib
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from keras_paperzoo.reproductions import REPRODUCTIONS
+
+# The real datasets beside a checkout (never committed): $PAPERZOO_SHARED_DATA or ../shared/data.
+SHARED_FILES = {"cifar10": "cifar10-jpeg.zip", "mnist": "mnist.npz"}
+
+
+NET_LABELS = {"plain20_cifar": "plain-20", "plain56_cifar": "plain-56",
+              "resnet20_cifar": "ResNet-20", "resnet56_cifar": "ResNet-56"}
+
+
+class UsageError(ValueError):
+    """A bad argument of a reproduction: one line, no trace."""
+
+
+def shared_data_dir():
+    """$PAPERZOO_SHARED_DATA, else ../shared/data beside the working directory or beside this checkout."""
+    env = os.environ.get("PAPERZOO_SHARED_DATA")
+    if env:
+        return pathlib.Path(env)
+    candidates = [pathlib.Path.cwd().parent / "shared" / "data",
+                  pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"]
+    return next((path for path in candidates if path.is_dir()), candidates[-1])
+
+
+def dataset_source(dataset):
+    """What `load_dataset` reads for `dataset`: 'cifar10' / 'mnist' in the shared folder, else as given."""
+    if dataset in SHARED_FILES:
+        return str(shared_data_dir() / SHARED_FILES[dataset])
+    return str(dataset)
+
+
+def require_dataset(dataset, hint="--dataset digits for a smoke run"):
+    """A dataset file that is not there: one line naming the path and what to pass instead."""
+    source = dataset_source(dataset)
+    if source.lower().endswith((".zip", ".npz")) and not pathlib.Path(source).exists():
+        raise FileNotFoundError(f"{dataset} is not at {source} (the shared data folder, $PAPERZOO_SHARED_DATA); "
+                                f"pass {hint}")
+    return source
+
+
+# --- arguments -------------------------------------------------------------------------------
+class ArgumentParser:
+    """argparse with errors raised as `UsageError` (one line for `paperzoo reproduce`), and the shared flags."""
+
+    def __new__(cls, description, backend="tensorflow", output_dir=None):
+        import argparse
+
+        class _Parser(argparse.ArgumentParser):
+            def error(self, message):
+                raise UsageError(message)
+
+        parser = _Parser(description=description)
+        parser.add_argument("--backend", default=os.environ.get("KERAS_BACKEND") or backend,
+                            choices=("tensorflow", "jax", "torch"), help=f"Keras backend (default $KERAS_BACKEND or {backend})")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--output-dir", default=output_dir or str(pathlib.Path("runs") / "reproduce"))
+        parser.add_argument("--verbose", type=int, default=2)
+        return parser
+
+
+def cifar_arguments(description, train_images, epochs):
+    """The flags the CIFAR classifier reproductions share (defaults = the budget actually run)."""
+    parser = ArgumentParser(description)
+    parser.add_argument("--dataset", default="cifar10",
+                        help="cifar10 (the shared folder), a .zip of class folders or .npz; 'digits' for a smoke test")
+    parser.add_argument("--train-images", type=int, default=train_images,
+                        help="a seeded class-balanced subset of the training set (0: all)")
+    parser.add_argument("--test-images", type=int, default=0, help="evaluate on this many test images (0: all)")
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--batch-size", type=int, default=128)
+    return parser
+
+
+def comma_list(text, flag, known=None, kind=str):
+    """`text` split at commas (converted by `kind`); an empty list, a bad value or one not in `known` is refused."""
+    try:
+        values = [kind(v.strip()) for v in str(text).split(",") if v.strip()]
+    except ValueError:
+        values = []
+    unknown = [v for v in values if known is not None and v not in known]
+    if not values or unknown:
+        raise UsageError(f"{flag} {text!r}: unknown {unknown or 'empty'}" + (f"; known: {', '.join(known)}" if known else
+                         f"; expected comma-separated {kind.__name__} values"))
+    return values
+
+
+def select_backend(name):
+    """Select the Keras backend before Keras is imported (or check the one already running)."""
+    current = sys.modules.get("keras")
+    if current is not None and current.backend.backend() != name:
+        raise UsageError(f"--backend {name}: Keras is already running on {current.backend.backend()!r}")
+    os.environ["KERAS_BACKEND"] = name
+
+
+# --- data ------------------------------------------------------------------------------------
+def load_images(dataset, train_images, test_images, seed, image_size=None, color_mode=None):
+    """(x_train, y_train, x_test, y_test) in [0, 1], seeded class-balanced subsets (0: all images)."""
+    from keras_paperzoo.data import load_dataset, require_labels
+    from keras_paperzoo.data.subsets import balanced_subset
+
+    source = require_dataset(dataset)
+    options = {"image_size": image_size, **({"color_mode": color_mode} if color_mode else {})}
+    x_train, y_train = load_dataset(source, split="train", **options)
+    x_test, y_test = load_dataset(source, split="test", **options)
+    require_labels(y_train, "reproduce", dataset)
+    rows, test_rows = balanced_subset(y_train, train_images, seed), balanced_subset(y_test, test_images, seed)
+    return x_train[rows], y_train[rows], x_test[test_rows], y_test[test_rows]
+
+
+def standardize(data):
+    """Every image standardised by the training images' per-channel mean and std: (data, mean, std)."""
+    x_train, y_train, x_test, y_test = data
+    mean = x_train.mean(axis=(0, 1, 2))  # (C,)
+    std = x_train.std(axis=(0, 1, 2))  # (C,)
+    if np.any(std <= 0):
+        raise ValueError(f"The training images have a channel of zero variance (std {std.tolist()}): nothing to learn.")
+    norm = lambda x: ((x - mean) / std).astype("float32")  # noqa: E731
+    return (norm(x_train), y_train, norm(x_test), y_test), mean, std
+
+
+def load_cifar(dataset, train_images, test_images, seed, image_size=32):
+    """RGB images at `image_size` (CIFAR-10 at its own 32 x 32 unless asked), standardised by the training images."""
+    size = image_size if dataset == "digits" or image_size != 32 else None
+    return standardize(load_images(dataset, train_images, test_images, seed, size, "rgb"))[0]
+
+
+# --- supervised training ---------------------------------------------------------------------
+def train_and_test(backbone, data, epochs, batch_size, seed, verbose=2, steps_per_epoch=None, warmup_steps=0):
+    """`ImageClassifier(backbone)` with its paper recipe; per-epoch and final training and test errors.
+
+    `data` is `load_cifar`'s tuple. `steps_per_epoch` (None: a full pass) makes each epoch that many
+    batches of a fresh seeded permutation; `warmup_steps` trains at lr / 10 first. Training error per
+    epoch is 1 - the running accuracy on the augmented batches (ResNet's Fig. 6 thin curves).
+    """
+    import keras
+
+    from keras_paperzoo.data.augmentation import CifarAugmentation
+    from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+    from keras_paperzoo.models import ImageClassifier
+
+    x_train, y_train, x_test, y_test = data
+    batch_size = min(batch_size, len(x_train))
+    augment = CifarAugmentation(image_size=x_train.shape[1], seed=seed)
+    train = EpochShuffledBatches(x_train, y_train, batch_size=batch_size, drop_remainder=False,
+                                 seed=seed, steps_per_epoch=steps_per_epoch or None, augment=augment)
+    model = ImageClassifier(backbone, int(max(y_train.max(), y_test.max())) + 1)
+    model.compile(steps_per_epoch=len(train), epochs=epochs, warmup_steps=warmup_steps)
+    epoch_seconds = []
+
+    class _EpochClock(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            self.start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            epoch_seconds.append(round(time.perf_counter() - self.start, 2))
+
+    start = time.perf_counter()
+    history = model.fit(train, epochs=epochs, verbose=verbose, callbacks=[train.epoch_callback(), _EpochClock()])
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    test_loss, test_accuracy = model.evaluate(x_test, y_test, batch_size=256, verbose=0)
+    train_error = [100.0 * (1.0 - float(a)) for a in history.history["accuracy"]]
+    return {
+        "parameters": int(model.count_params()),
+        "train_error_percent_per_epoch": [round(e, 2) for e in train_error],
+        "train_loss_per_epoch": [round(float(v), 4) for v in history.history["loss"]],
+        "final_train_error_percent": round(train_error[-1], 2),
+        "test_error_percent": round(100.0 * (1.0 - float(test_accuracy)), 2),
+        "test_loss": round(float(test_loss), 4),
+        "steps": len(train) * epochs,
+        "epoch_seconds": epoch_seconds,
+        "train_seconds": round(train_seconds, 1),
+        "test_seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+def budget_record(args, data, **extra):
+    """What a supervised run is (the keys that must match for saved runs to be kept) and where it ran."""
+    import keras
+
+    batch_size = min(args.batch_size, len(data[0]))
+    return {"backend": keras.backend.backend(), "dataset": str(args.dataset), "train_images": int(len(data[0])),
+            "test_images": int(len(data[2])), "epochs": args.epochs, "batch_size": batch_size,
+            "steps_per_epoch": -(-len(data[0]) // batch_size), "seed": args.seed, "cpu_cores": os.cpu_count(),
+            **extra}
+
+
+def error_below(better, worse, key, n):
+    """Is error `key` of run `better` below `worse`'s by more than 2 binomial standard errors over n images?"""
+    from keras_paperzoo.evaluation.claims import accuracy_above
+
+    return accuracy_above(worse[key], better[key], n)  # error below = accuracy above, the same margin
+
+
+def run_above(runs, better, worse, key, n):
+    """Is `key` of run `better` above run `worse`'s by more than 2 binomial standard errors over n images?"""
+    from keras_paperzoo.evaluation.claims import accuracy_above
+
+    return accuracy_above(runs[better][key], runs[worse][key], n)
+
+
+def wall_seconds(run):
+    """A run's building + training + testing time (train + test time for records without it)."""
+    return run.get("wall_seconds", run.get("train_seconds", 0) + run.get("test_seconds", 0))
+
+
+def claims_text(claims):
+    from keras_paperzoo.evaluation.claims import claim_line
+
+    return "\n".join(claim_line(name, claim) for name, claim in claims.items())
+
+
+# --- pictures --------------------------------------------------------------------------------
+def line_plot(panels, path, x_range, y_range, x_label, y_label, width=960, height=440, x_ticks=()):
+    """Curves on panels side by side, drawn with PIL (no matplotlib).
+
+    `panels`: [(title, curves)], a curve (label, colour, xs, ys, style) with style "line", "dots"
+    (a line with a dot per point) or "dashed", plus optionally (x, y) for one hollow marker.
+    """
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (width, height), "white")
+    draw = ImageDraw.Draw(image)
+    (x_low, x_high), (y_low, y_high) = x_range, y_range
+    panel_width = (width - 10) // len(panels)
+    for p, (title, curves) in enumerate(panels):
+        x0, x1, y0, y1 = p * panel_width + 50, (p + 1) * panel_width - 15, 30, height - 40
+
+        def to_xy(x, y):
+            return (x0 + (x - x_low) / (x_high - x_low) * (x1 - x0),
+                    y1 - (min(max(y, y_low), y_high) - y_low) / (y_high - y_low) * (y1 - y0))
+
+        for level in np.linspace(y_low, y_high, 6):
+            y = to_xy(x_low, level)[1]
+            draw.line([(x0, y), (x1, y)], fill=(225, 225, 225))
+            draw.text((x0 - 40, y - 6), f"{level:.3g}", fill="black")
+        for tick in x_ticks:
+            draw.text((to_xy(tick, y_low)[0] - 4, y1 + 6), f"{tick:g}", fill="black")
+        draw.rectangle([x0, y0, x1, y1], outline="black")
+        draw.text((x0, 8), title, fill="black")
+        draw.text(((x0 + x1) // 2 - 20, y1 + 22), x_label, fill="black")
+        draw.text((x0 + 4, y0 + 4), y_label, fill="black")
+        for i, (label, colour, xs, ys, style, *marker) in enumerate(curves):
+            points = [to_xy(x, y) for x, y in zip(xs, ys)]
+            if style == "dashed":
+                for a, b in list(zip(points, points[1:]))[::2]:
+                    draw.line([a, b], fill=colour, width=2)
+            elif len(points) > 1:
+                draw.line(points, fill=colour, width=2)
+            if style == "dots":
+                for x, y in points:
+                    draw.ellipse([x - 3, y - 3, x + 3, y + 3], fill=colour)
+            if marker and marker[0] is not None:
+                x, y = to_xy(*marker[0])
+                draw.ellipse([x - 5, y - 5, x + 5, y + 5], outline=colour, width=2)
+            lx, ly = x0 + 12, y1 - 16 * (len(curves) + 1) - 8 + 16 * i  # legend, bottom left
+            draw.line([(lx, ly + 6), (lx + 20, ly + 6)], fill=colour, width=2)
+            draw.text((lx + 26, ly), label, fill="black")
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save(path)
+    return path
+
+
+def plot_training_error(panels, path, epochs, width=960, height=440):
+    """Training error (%) per epoch, one panel per (title, curves); ResNet's Fig. 6 style.
+
+    Each curve is (label, colour, errors per epoch, final test error or None); the test error
+    is drawn as a hollow circle after the last epoch.
+    """
+    values = [v for _, curves in panels for c in curves for v in list(c[2]) + [c[3] or 0]]
+    top = max(10.0, float(np.ceil(max(values) / 10.0) * 10.0))
+    ticks = [e for e in range(1, epochs + 1) if epochs <= 20 or e % max(1, epochs // 10) == 0]
+    drawn = [(title, [(label, colour, range(1, len(errors) + 1), errors, "dots",
+                       None if test is None else (len(errors) + 0.35, test))
+                      for label, colour, errors, test in curves]) for title, curves in panels]
+    return line_plot(drawn, path, (0.5, epochs + 1.0), (0.0, top), "epoch", "error (%)  o = final test error",
+                     width, height, ticks)
+
+
+# --- files and the report --------------------------------------------------------------------
+def write_json(path, value):
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, default=_plain) + "\n")
+    return value
+
+
+def _plain(value):
+    """NumPy scalars as numbers, anything else JSON does not know (paths) as text."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def device_description():
+    """Where Keras runs: the accelerator's name (nvidia-smi) when Keras sees one, else the CPU; cores and load."""
+    import keras
+
+    gpus = []
+    if shutil.which("nvidia-smi"):
+        try:
+            gpus = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                                  text=True, timeout=20).stdout.strip().splitlines()
+        except (OSError, subprocess.SubprocessError):
+            gpus = []
+    # keras.distribution (JAX) says which devices Keras uses; elsewhere the GPUs that are there are named.
+    try:
+        listed = keras.distribution.list_devices()
+    except (AttributeError, NotImplementedError):  # no distribution support on this backend
+        listed = None
+    if listed is not None and all(str(d).lower().startswith("cpu") for d in listed):
+        gpus = []
+    if gpus:
+        return f"{len(gpus)} x {gpus[0]} ({keras.backend.backend()})"
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    load = ", ".join(f"{v:.1f}" for v in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return f"CPU: {os.cpu_count()} cores of {cpu} (load average {load}; {keras.backend.backend()})"
+
+
+def paper_vs_ours_table(rows):
+    lines = ["| | paper | ours |", "|---|---|---|"]
+    lines += [f"| {what} | {paper} | {ours} |" for what, paper, ours in rows]
+    return "\n".join(lines)
+
+
+def write_summary(reproduction, budget, argv, metrics, output_dir, seconds):
+    """reproduce_<paper>.md / .json: the paper's numbers beside ours, the budget, the device, the claims."""
+    import keras
+
+    output_dir = pathlib.Path(output_dir)
+    rows = reproduction.load().paper_vs_ours(metrics)
+    device = device_description()
+    claims = metrics.get("claims") or {}
+    results = sorted(p.name for p in output_dir.glob("*_results.md"))
+    text = "\n".join([
+        f"# {reproduction.name}: {reproduction.paper}",
+        "",
+        f"Claim: {reproduction.claim}",
+        "",
+        paper_vs_ours_table(rows),
+        "",
+        f"Budget: `{budget}` (`{' '.join(argv)}`); backend {keras.backend.backend()}; device: {device}; "
+        f"{seconds / 60:.1f} min in all.",
+        *([f"Budget notes: {reproduction.notes}"] if reproduction.notes else []),
+        *(["", "Claims (holds: beyond 2 standard errors where a difference is compared):", "",
+           claims_text(claims)] if claims and all(isinstance(c, dict) and "holds" in c for c in claims.values())
+          else []),
+        "",
+        f"Details: {', '.join(results) or '-'} (and the metrics JSON) in {output_dir}.",
+    ]) + "\n"
+    (output_dir / f"reproduce_{reproduction.name}.md").write_text(text, encoding="utf-8")
+    write_json(output_dir / f"reproduce_{reproduction.name}.json", {
+        "paper": reproduction.paper, "claim": reproduction.claim, "budget": budget, "arguments": argv,
+        "backend": keras.backend.backend(), "device": device, "seconds": round(seconds, 1),
+        "paper_vs_ours": [{"quantity": w, "paper": p, "ours": o} for w, p, o in rows],
+    })
+    return text
+
+
+def reproduce(name, budget, extra=(), output_dir=None, backend=None):
+    """Run paper `name`'s reproduction at `budget` (plus `extra` arguments); print and write the summary."""
+    reproduction = REPRODUCTIONS[name]
+    output_dir = str(output_dir or pathlib.Path("runs") / "reproduce" / f"{name}-{budget}")
+    argv = reproduction.arguments(budget) + ["--output-dir", output_dir]
+    argv += (["--backend", backend] if backend else []) + list(extra)
+    start = time.perf_counter()
+    metrics = reproduction.load().main(argv)
+    print()
+    print(write_summary(reproduction, budget, argv, metrics, output_dir, time.perf_counter() - start))
+    return metrics
+
+
+def script(module, argv, results):
+    """A thin entry point (`python applications/resnet_cifar.py ...`): the module with its arguments, output in
+    `results` unless --output-dir is given; one line for a bad argument or a missing file."""
+    name = next(n for n, r in REPRODUCTIONS.items() if r.module == module)
+    try:
+        reproduce_module = importlib.import_module(f"keras_paperzoo.reproductions.{module}")
+        argv = ["--output-dir", str(results), *argv]
+        start = time.perf_counter()
+        metrics = reproduce_module.main(argv)
+        print()
+        print(write_summary(REPRODUCTIONS[name], "as given", argv, metrics, _last(argv, "--output-dir"),
+                            time.perf_counter() - start))
+    except (ValueError, OSError) as error:
+        print(f"{module}: error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _last(argv, flag):
+    values = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
+    values += [a.split("=", 1)[1] for a in argv if a.startswith(flag + "=")]
+    return values[-1]
+
+
+def train_variants(args, builders, metrics_file, paper, claims, **extra_budget):
+    """Train `ImageClassifier` on each backbone of `builders` (name -> image_shape -> backbone), one seed, one data.
+
+    The CIFAR classifier ablations (AlexNet's LRN, VGG's configurations): each net is saved into
+    `metrics_file` as it finishes; `claims(nets, budget)` gives the claims. Returns the metrics.
+    """
+    require_dataset(args.dataset)
+    select_backend(args.backend)
+    import keras
+
+    from keras_paperzoo.evaluation.run_records import timed
+
+    data = load_cifar(args.dataset, args.train_images, args.test_images, args.seed, args.image_size)
+    budget = budget_record(args, data, image_size=int(data[0].shape[1]), **extra_budget)
+    nets = {}
+    for name, build in builders.items():
+        print(f"== {name}", flush=True)
+        keras.utils.set_random_seed(args.seed)  # every net from the same seed, whatever the order
+        nets[name] = timed(train_and_test, build(data[0].shape[1:]), data, args.epochs, args.batch_size, args.seed,
+                           args.verbose)
+        print(f"   {name}: {json.dumps(nets[name])}", flush=True)
+        metrics = write_json(metrics_file, {"paper": paper, "budget": budget, "nets": nets,
+                                            "claims": claims(nets, budget)})
+    return metrics
+
+
+def variants_table(metrics, title):
+    """The Markdown table of `train_variants`' nets, with the budget and the claims."""
+    b, nets = metrics["budget"], metrics["nets"]
+    lines = [f"# {title}", "",
+             f"{b['dataset']} at {b['image_size']} x {b['image_size']}, {b['train_images']:,} training images x "
+             f"{b['epochs']} epochs ({b['steps_per_epoch'] * b['epochs']} updates of batch {b['batch_size']}), "
+             f"test on {b['test_images']:,} images, {b['backend']} backend, {b['cpu_cores']} CPU cores, "
+             f"{sum(wall_seconds(r) for r in nets.values()) / 60:.1f} min in all.", "",
+             "| net | parameters | test error (%) | final training error (%) | train time (min) |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {name} | {run['parameters']:,} | {run['test_error_percent']:.2f} | "
+              f"{run['final_train_error_percent']:.2f} | {run['train_seconds'] / 60:.1f} |" for name, run in nets.items()]
+    lines += ["", f"Paper: {metrics['paper']}", "", "Claims (holds = difference larger than 2 standard errors):",
+              claims_text(metrics["claims"])]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,254 @@
+"""`paperzoo reproduce`: the help lists every paper, bad requests get one line, and every paper's smoke budget runs.
+
+Each smoke run goes through the CLI in-process (`keras_paperzoo.cli.main`), writes its
+metrics JSON, results Markdown and `reproduce_<paper>.md` / `.json`, and prints the paper's
+number beside ours. The runs are spread over the three backend legs (`LEGS`): each
+reproduction's trainers are tested on every leg elsewhere. `CHECKS` holds what a paper's
+run must also show (the assertions of the former applications/ script tests).
+"""
+
+import json
+
+import numpy as np
+import pytest
+
+import keras
+
+from keras_paperzoo.cli import main
+from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
+
+PAPERS = ("gan", "alexnet", "vgg", "resnet", "vit", "transformer", "bert", "gpt", "moco", "mae", "simclr", "byol",
+          "instdisc", "invaspread", "cpc", "cmc")
+# JAX compiles each trainer for tens of seconds and its leg is the suite's longest: mae, moco and bert (181-244 s
+# each on JAX under load) run on torch.
+LEGS = {
+    "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert"),
+    "jax": ("vgg", "cmc"),
+    "tensorflow": ("simclr", "byol", "instdisc", "invaspread", "cpc"),
+}
+LEG = {paper: leg for leg, papers in LEGS.items() for paper in papers}
+
+
+def test_every_paper_has_a_reproduction_with_four_budgets_and_a_leg():
+    assert tuple(REPRODUCTIONS) == PAPERS and sorted(LEG) == sorted(PAPERS)
+    for reproduction in REPRODUCTIONS.values():
+        assert tuple(reproduction.budgets) == BUDGETS, reproduction.name
+        module = reproduction.load()
+        assert callable(module.main) and callable(module.paper_vs_ours)
+
+
+def test_help_lists_every_paper_and_the_budgets(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["reproduce", "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    for paper in PAPERS:
+        assert f"\n  {paper} " in text, paper
+    for budget in BUDGETS:
+        assert budget in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["reproduce", "alexnett", "--budget", "smoke"], "unknown paper 'alexnett'; known: gan, alexnet"),
+    (["reproduce", "gan", "--budget", "huge"], "argument --budget: invalid choice: 'huge'"),
+    (["reproduce", "resnet", "--budget", "smoke", "--nets", "resnet18"], "--nets 'resnet18'"),
+    (["train", "gan", "--nets", "resnet20_cifar"], "unrecognized arguments: --nets resnet20_cifar"),
+])
+def test_bad_requests_get_one_line(argv, message, capsys, tmp_path):
+    assert main(argv + ["--output-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("paperzoo: error: ") and message in err and err.count("\n") == 1, err
+
+
+def test_a_missing_shared_dataset_is_one_line_naming_the_smoke_budget(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path / "absent"))
+    assert main(["reproduce", "moco", "--budget", "cpu", "--output-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "cifar10 is not at" in err and "--dataset digits" in err and err.count("\n") == 1
+
+
+# --- what each paper's smoke run must show beyond the common checks ------------------------------
+def _gan(out, metrics):
+    from PIL import Image
+
+    assert metrics["mnist"]["dataset"] == "digits" and np.isfinite(metrics["mnist"]["parzen_log_likelihood"])
+    assert metrics["toy_1d"]["steps"] == 20 and 0 <= metrics["toy_1d"]["jsd_after"] <= np.log(2) + 1e-6
+    assert Image.open(out / "gan_figure1.png").size == (960, 440)
+    assert (out / "gan_mnist_run" / "model.keras").is_file()
+
+
+def _classifier_ablation(names):
+    def check(out, metrics):
+        assert list(metrics["nets"]) == names
+        for run in metrics["nets"].values():
+            assert run["steps"] == 4 and 0.0 <= run["test_error_percent"] <= 100.0
+        assert metrics["budget"]["test_images"] == 40 and metrics["claims"]
+    return check
+
+
+def _resnet(out, metrics):
+    from PIL import Image
+
+    run = metrics["nets"]["resnet20_cifar"]
+    assert run["parameters"] == 271_098  # Table 6's 0.27M with the 10-way head
+    assert run["steps"] == 4 and len(run["train_error_percent_per_epoch"]) == 2
+    assert 0.0 <= run["test_error_percent"] <= 100.0
+    budget = metrics["budget"]
+    assert (budget["train_images"], budget["test_images"], budget["epochs"], budget["batch_size"]) == (64, 40, 2, 32)
+    assert (budget["steps_per_epoch"], budget["warmup_steps"]) == (2, 1)  # 64 / 32 images; lr 0.01 for 1 update
+    assert budget["backend"] == keras.backend.backend()
+    assert "| ResNet-20 | 271,098 | 8.75 |" in (out / "resnet_cifar_results.md").read_text()
+    assert Image.open(out / "resnet_cifar_training_error.png").size == (960, 440)
+
+
+def _vit(out, metrics):
+    token, gap = metrics["nets"]["ViT (class token)"], metrics["nets"]["ViT (global average pooling)"]
+    # The class token and its position-table row: 2 x D = 384 more parameters than GAP.
+    assert token["parameters"] - gap["parameters"] == 2 * 192
+    assert metrics["budget"]["layers"] == 1 and metrics["budget"]["patch_size"] == 4
+    assert "ViT (class token)" in (out / "vit_cifar_results.md").read_text()
+
+
+def _transformer(out, metrics):
+    assert metrics["total_updates"] == 2 and metrics["test_pairs"] == 3 and metrics["dataset"] == "toy"
+    assert f"| {metrics['test_bleu']:.2f} |" in (out / "transformer_multi30k_results.md").read_text()
+
+
+def _bert(out, metrics):
+    assert sorted(metrics["runs"]) == ["pretrained/lr=0.0001/seed=0", "random_init/lr=0.0001/seed=0"]
+    assert metrics["budget"]["fine_tuning_task"] == "sample_sentiment" and metrics["best"]
+    assert "| BERT-base (paper, GLUE test) | 93.5 | | |" in (out / "bert_sst2_results.md").read_text()
+
+
+def _gpt(out, metrics):
+    assert metrics["updates"] == 2 and metrics["text"] == "sample"
+    assert set(metrics["claims"]) == {"below_uniform", "below_unigram"}
+    assert "| 1.47 |" in (out / "gpt_shakespeare_results.md").read_text(encoding="utf-8")
+
+
+def _moco(out, metrics):
+    from keras_paperzoo.reproductions import moco_cifar
+
+    assert set(metrics["runs"]) == {"random init", "m = 0"}
+    run = metrics["runs"]["m = 0"]
+    assert run["momentum"] == 0.0 and run["steps"] == 2 and len(run["loss_per_epoch"]) == 1
+    assert run["queue_size"] == 64  # the recipe's rule: a multiple of the batch, at most half the images
+    assert len(run["knn_accuracy_percent_per_epoch"]) == 1
+    assert 0.0 <= run["knn_accuracy_percent"] <= 100.0
+    assert metrics["runs"]["random init"]["parameters_backbone"] == run["parameters_backbone"]
+    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
+    assert "m = 0: knn above random init" in metrics["claims"]
+    text = (out / "moco_digits_results.md").read_text()
+    assert "| random init (untrained) |" in text and "| MoCo v2, m = 0 |" in text and "82.6" in text
+    # A rerun with the same budget keeps the finished runs; --report-only rewrites the table.
+    args = REPRODUCTIONS["moco"].arguments("smoke") + ["--output-dir", str(out), "--verbose", "0"]
+    assert moco_cifar.main(args)["runs"] == metrics["runs"]
+    assert moco_cifar.main(["--dataset", "digits", "--output-dir", str(out), "--report-only"])["runs"] == metrics["runs"]
+
+
+def _mae(out, metrics):
+    from PIL import Image
+
+    runs = metrics["runs"]
+    assert set(runs) == {"random init", "MAE", "scratch"}
+    # 16x16 grey digits, patch 4: the same encoder in all three runs (1 block x 128).
+    assert runs["random init"]["encoder_parameters"] == runs["MAE"]["encoder_parameters"]
+    assert runs["scratch"]["encoder_parameters"] == runs["MAE"]["encoder_parameters"]
+    assert runs["MAE"]["pretrain_steps"] == 2 and runs["MAE"]["fine_tune_steps"] == 2 and runs["scratch"]["steps"] == 2
+    assert np.isfinite(runs["MAE"]["test_reconstruction_loss"])
+    assert set(metrics["claims"]) == {"MAE: knn above random init", "MAE: linear_probe above random init",
+                                      "fine-tuned MAE above the same ViT from scratch"}
+    # 8 test images x (input, masked, reconstruction, pasted) of 16 x 16, enlarged twice.
+    assert Image.open(out / "mae_digits_reconstruction.png").size == (4 * 16 * 2, 8 * 16 * 2)
+    # The encoders see images standardised by the training subset's statistics (MAE's input pipeline).
+    assert metrics["budget"]["input_normalization"] == "per-channel mean and std of the training subset"
+    low, high = metrics["budget"]["picture_value_range"]
+    assert low < 0.0 < high  # [0, 1] pixels after normalisation, for the reconstruction picture
+    text = (out / "mae_digits_results.md").read_text()
+    assert "| same ViT from scratch |" in text and "83.6" in text
+
+
+def _ssl(run_name, label):
+    def check(out, metrics):
+        from keras_paperzoo.reproductions import ssl_cifar
+
+        runs = metrics["runs"]
+        assert run_name in runs
+        reference = ssl_cifar.OWN_RANDOM_INIT.get(run_name, ssl_cifar.RANDOM_INIT)
+        assert {ssl_cifar.RANDOM_INIT, reference} <= set(runs)
+        assert runs[run_name]["steps"] == 2 and runs[run_name]["run"] == label
+        assert len(runs[run_name]["loss_per_epoch"]) == len(runs[run_name]["knn_accuracy_percent_per_epoch"]) == 1
+        assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
+        assert f"{label}: kNN above {reference}" in metrics["claims"]
+        text = (out / "ssl_digits_results.md").read_text()
+        assert f"| {label} |" in text and "| random init |" in text
+        if run_name == "simclr":
+            # One initial encoder for every run: the random-init row is what each trained run started from.
+            assert runs["simclr"]["initial_backbone_checksum"] == runs["random init"]["initial_backbone_checksum"]
+            assert runs["simclr"]["overrides"] == {"temperature": 0.5}
+            assert {"knn_z_percent", "probe_z_percent"} <= set(runs["simclr"]) and "knn_z_percent" in runs["random init"]
+            assert "SimCLR, t = 0.5: kNN on h above z" in metrics["claims"] and "84.8" in text and "86.8" in text
+            # A rerun with the same budget keeps the finished runs; --report-only rewrites the table.
+            args = REPRODUCTIONS["simclr"].arguments("smoke") + ["--output-dir", str(out), "--verbose", "0"]
+            assert ssl_cifar.main(args)["runs"] == runs
+            assert ssl_cifar.main(["--dataset", "digits", "--output-dir", str(out), "--report-only"])["runs"] == runs
+        if run_name == "cpc":  # one epoch: no rise of the bound to judge yet, but its value per epoch is kept
+            assert len(runs["cpc"]["mi_bound_per_epoch"]) == 1
+    return check
+
+
+def _instdisc(out, metrics):
+    from keras_paperzoo.reproductions import instdisc_proximal
+
+    runs = metrics["runs"]
+    assert list(runs) == ["proximal_30", "nce_paper"]
+    assert (runs["proximal_30"]["proximal"], runs["proximal_30"]["bank_momentum"]) == (30.0, 0.0)
+    assert (runs["proximal_30"]["loss"], runs["proximal_30"]["z"]) == ("softmax", None)
+    assert runs["nce_paper"]["loss"] == "nce" and runs["nce_paper"]["z"] > 0
+    for run in runs.values():
+        assert run["steps"] == 8 and len(run["objective_per_update"]) == 8  # 2 epochs x 128 / 32
+        assert run["objective_loss"]["updates_measured"] == 4 and run["num_negatives"] == 64  # half the images
+        assert run["objective_loss"]["oscillation_se"] is None  # 4 updates: too few for blocks of 3
+        assert 0.0 <= run["memory_bank_knn_percent"] <= 100.0
+    # The proximal term is in the total loss, not in the objective whose oscillation is measured.
+    assert runs["proximal_30"]["total_loss"]["oscillation"] != runs["proximal_30"]["objective_loss"]["oscillation"]
+    assert runs["nce_paper"]["total_loss"]["oscillation"] == pytest.approx(
+        runs["nce_paper"]["objective_loss"]["oscillation"], abs=1e-4)
+    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"]) == (128, 60)
+    text = (out / "instdisc_proximal_digits_results.md").read_text()
+    assert "| softmax, lambda = 30, bank replaced |" in text and "54.0 %" in text and "80.8 %" in text
+    args = REPRODUCTIONS["instdisc"].arguments("smoke") + ["--output-dir", str(out), "--verbose", "0"]
+    assert instdisc_proximal.main(args)["runs"] == runs  # the same budget: kept
+    assert instdisc_proximal.main(["--output-dir", str(out), "--report-only"])["runs"] == runs
+
+
+CHECKS = {
+    "gan": _gan, "alexnet": _classifier_ablation(["with LRN", "without LRN"]),
+    "vgg": _classifier_ablation(["A", "A-LRN"]), "resnet": _resnet, "vit": _vit, "transformer": _transformer,
+    "bert": _bert, "gpt": _gpt, "moco": _moco, "mae": _mae, "simclr": _ssl("simclr", "SimCLR, t = 0.5"),
+    "byol": _ssl("byol", "BYOL"), "instdisc": _instdisc, "invaspread": _ssl("invaspread", "InvaSpread"),
+    "cpc": _ssl("cpc", "CPC v1"), "cmc": _ssl("cmc", "CMC"),
+}
+METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "vgg": "vgg_cifar_metrics.json",
+           "resnet": "resnet_cifar_metrics.json", "vit": "vit_cifar_metrics.json",
+           "transformer": "transformer_multi30k_metrics.json", "bert": "bert_sst2_metrics.json",
+           "gpt": "gpt_shakespeare_metrics.json", "moco": "moco_digits_metrics.json", "mae": "mae_digits_metrics.json",
+           "instdisc": "instdisc_proximal_digits_metrics.json",
+           **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "invaspread", "cpc", "cmc")}}
+
+
+@pytest.mark.parametrize("paper", [pytest.param(p, marks=pytest.mark.one_leg(LEG[p])) for p in PAPERS])
+def test_smoke_budget_runs_and_reports_the_paper_beside_ours(paper, tmp_path, capsys):
+    out = tmp_path / paper
+    assert main(["reproduce", paper, "--budget", "smoke", "--output-dir", str(out), "--verbose", "0"]) == 0
+    printed = capsys.readouterr().out
+    metrics = json.loads((out / METRICS[paper]).read_text())
+    assert list(out.glob("*_results.md")), sorted(p.name for p in out.iterdir())
+    summary = json.loads((out / f"reproduce_{paper}.json").read_text())
+    assert summary["budget"] == "smoke" and summary["backend"] == keras.backend.backend() and summary["device"]
+    assert summary["paper_vs_ours"] and all(row["paper"] and row["ours"] for row in summary["paper_vs_ours"])
+    markdown = (out / f"reproduce_{paper}.md").read_text(encoding="utf-8")
+    assert markdown in printed and "| | paper | ours |" in markdown and "Budget: `smoke`" in markdown
+    for row in summary["paper_vs_ours"]:  # the paper's number printed beside ours
+        assert f"| {row['quantity']} | {row['paper']} | {row['ours']} |" in printed
+    CHECKS[paper](out, metrics)
