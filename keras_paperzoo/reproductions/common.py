@@ -307,6 +307,30 @@ def write_json(path, value):
     return value
 
 
+def run_each(records, names, run, fresh=False, shown=None):
+    """`run(name)` (a dict of results) for each name not yet saved under this budget; returns the metrics file.
+
+    A reproduction of several runs saves each as it finishes (`RunRecords`), so an interrupted
+    one continues where it stopped: a run already in `records.path` with the same budget is
+    kept, `fresh=True` (`--fresh`) retrains them all. Each result gets its wall time and load
+    (`timed`); `shown(result)` is what is printed of it (default: all).
+    """
+    from keras_paperzoo.evaluation.run_records import timed
+
+    if fresh and records.path.exists():
+        records.path.unlink()
+    done = records.load()
+    for name in names:
+        if name in done:
+            print(f"== {name}: kept from {records.path} (same budget; --fresh retrains)", flush=True)
+            continue
+        print(f"== {name}", flush=True)
+        result = timed(run, name)
+        print(f"   {name}: {json.dumps(shown(result) if shown else result)}", flush=True)
+        done = records.save({name: result})
+    return json.loads(records.path.read_text()) if records.path.exists() else {}
+
+
 def _plain(value):
     """NumPy scalars as numbers, anything else JSON does not know (paths) as text."""
     if isinstance(value, np.generic):

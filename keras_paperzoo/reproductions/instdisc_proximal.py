@@ -331,8 +331,6 @@ def main(argv=None):
     common.select_backend(args.backend)
     import keras
 
-    from keras_paperzoo.evaluation.run_records import timed
-
     data = load_data(args.dataset, args.train_images, args.test_images, args.seed)
     batch_size = min(args.batch_size, len(data[0]))
     budget = {"backend": keras.backend.backend(), "dataset": args.dataset, "backbone": args.backbone,
@@ -341,25 +339,19 @@ def main(argv=None):
               "probe_epochs": args.probe_epochs, "cpu_cores": os.cpu_count()}
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    path = output / f"instdisc_proximal_{args.dataset}_metrics.json"
-    if args.fresh and path.exists():
-        path.unlink()
-    saved = records(path, budget)
-    done = saved.load()
     backbone = BACKBONE if args.backbone == "resnet8" else TINY_BACKBONE
-    for name in names:
-        if name in done:
-            print(f"== {name}: kept from {path} (same budget; --fresh retrains)", flush=True)
-            continue
-        print(f"== {name}: {RUNS[name][0]}", flush=True)
-        result = timed(train_and_evaluate, name, data, args.epochs, batch_size, args.seed, backbone,
-                       args.probe_epochs, args.verbose)
-        summary = {k: v for k, v in result.items() if k != "objective_per_update"}
-        print(f"   {name}: {json.dumps(summary)}", flush=True)
-        done = saved.save({name: result})
+
+    def run(name):
+        print(f"   {RUNS[name][0]}", flush=True)
+        return train_and_evaluate(name, data, args.epochs, batch_size, args.seed, backbone, args.probe_epochs,
+                                  args.verbose)
+
+    metrics = common.run_each(records(output / f"instdisc_proximal_{args.dataset}_metrics.json", budget), names, run,
+                              args.fresh, shown=lambda result: {k: v for k, v in result.items()
+                                                                if k != "objective_per_update"})
     print()
     print(report(output, args.dataset))
-    return json.loads(path.read_text())
+    return metrics
 
 
 def paper_vs_ours(metrics):

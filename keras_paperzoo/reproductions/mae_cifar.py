@@ -318,8 +318,6 @@ def main(argv=None):
 
     import keras
 
-    from keras_paperzoo.evaluation.run_records import timed
-
     data = load_data(args.dataset, args.train_images, args.test_images, args.seed)
     data, mean, std = normalize_inputs(data)
     batch_size = min(args.batch_size, len(data[0]))
@@ -334,28 +332,18 @@ def main(argv=None):
               "cpu_cores": os.cpu_count()}
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    path = output / f"mae_{args.dataset}_metrics.json"
-    if args.fresh and path.exists():
-        path.unlink()
-    saved = records(path, budget)
-    done = saved.load()
-    for name in names:
-        if name in done:
-            print(f"== {name}: kept from {path} (same budget; --fresh retrains)", flush=True)
-            continue
-        print(f"== {name}", flush=True)
+
+    def run(name):
         if name == "random init":
-            result = timed(run_random_init, data, budget, args.probe_epochs, args.seed)
-        elif name == "MAE":
-            result = timed(run_mae, data, budget, args.probe_epochs, args.seed, output,
-                                            args.dataset, args.verbose)
-        else:
-            result = timed(run_scratch, data, budget, args.probe_epochs, args.seed, args.verbose)
-        print(f"   {name}: {json.dumps(result)}", flush=True)
-        done = saved.save({name: result})
+            return run_random_init(data, budget, args.probe_epochs, args.seed)
+        if name == "MAE":
+            return run_mae(data, budget, args.probe_epochs, args.seed, output, args.dataset, args.verbose)
+        return run_scratch(data, budget, args.probe_epochs, args.seed, args.verbose)
+
+    metrics = common.run_each(records(output / f"mae_{args.dataset}_metrics.json", budget), names, run, args.fresh)
     print()
     print(report(output, args.dataset))
-    return json.loads(path.read_text())
+    return metrics
 
 
 def paper_vs_ours(metrics):

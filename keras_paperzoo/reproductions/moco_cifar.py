@@ -315,8 +315,6 @@ def main(argv=None):
 
     import keras
 
-    from keras_paperzoo.evaluation.run_records import timed
-
     epochs = args.epochs or DEFAULT_EPOCHS[args.dataset]
     args.preset = args.preset or DEFAULT_PRESET[args.dataset]
     train_images = DEFAULT_TRAIN_IMAGES[args.dataset] if args.train_images is None else args.train_images
@@ -328,28 +326,19 @@ def main(argv=None):
               "probe_epochs": args.probe_epochs, "cpu_cores": os.cpu_count()}
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    path = output / f"moco_{args.dataset}_metrics.json"
-    if args.fresh and path.exists():
-        path.unlink()
-    saved = records(path, budget)
-    done = saved.load()
-    todo = ([] if args.no_random_init else [RANDOM_INIT]) + [run_name(m) for m in momenta]
-    for name, momentum in zip(todo, ([None] if not args.no_random_init else []) + momenta):
-        if name in done:
-            print(f"== {name}: kept from {path} (same budget; --fresh retrains)", flush=True)
-            continue
-        print(f"== {name}", flush=True)
-        if momentum is None:
-            result = timed(random_init, args.dataset, data, batch_size, args.probe_epochs, args.seed,
-                                            args.preset)
-        else:
-            result = timed(train_and_evaluate, args.dataset, data, momentum, epochs, batch_size,
-                                            args.probe_epochs, args.seed, args.verbose, args.preset)
-        print(f"   {name}: {json.dumps(result)}", flush=True)
-        done = saved.save({name: result})
+    momentum_of = {run_name(m): m for m in momenta}
+    names = ([] if args.no_random_init else [RANDOM_INIT]) + list(momentum_of)
+
+    def run(name):
+        if name == RANDOM_INIT:
+            return random_init(args.dataset, data, batch_size, args.probe_epochs, args.seed, args.preset)
+        return train_and_evaluate(args.dataset, data, momentum_of[name], epochs, batch_size, args.probe_epochs,
+                                  args.seed, args.verbose, args.preset)
+
+    metrics = common.run_each(records(output / f"moco_{args.dataset}_metrics.json", budget), names, run, args.fresh)
     print()
     print(report(output, args.dataset))
-    return json.loads(path.read_text())
+    return metrics
 
 
 def paper_vs_ours(metrics):

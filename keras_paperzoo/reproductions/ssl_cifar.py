@@ -379,8 +379,6 @@ def main(argv=None):
     common.select_backend(args.backend)
     import keras
 
-    from keras_paperzoo.evaluation.run_records import timed
-
     data = load_data(args.dataset, args.train_images, args.test_images, args.seed)
     batch_size = min(args.batch_size, len(data[0]))
     budget = {"backend": keras.backend.backend(), "dataset": args.dataset, "image_size": IMAGE_SIZE[args.dataset],
@@ -390,29 +388,20 @@ def main(argv=None):
               "cpu_cores": os.cpu_count()}
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    path = output / f"ssl_{args.dataset}_metrics.json"
-    if args.fresh and path.exists():
-        path.unlink()
-    saved = records(path, budget)
-    done = saved.load()
     own_inits = [OWN_RANDOM_INIT[name] for name in names if name in OWN_RANDOM_INIT]
-    for name in ([] if args.no_random_init else [RANDOM_INIT, *own_inits]) + names:
-        if name in done:
-            print(f"== {name}: kept from {path} (same budget; --fresh retrains)", flush=True)
-            continue
-        print(f"== {name}", flush=True)
+
+    def run(name):
         if name == RANDOM_INIT or name in OWN_RANDOM_INIT.values():
             method = next((m for m, label in OWN_RANDOM_INIT.items() if label == name), "simclr")
-            result = timed(random_init, args.dataset, data, batch_size, args.probe_epochs, args.seed,
-                           args.backbone, method)
-        else:
-            result = timed(train_and_evaluate, name, args.dataset, data, args.epochs, batch_size,
-                           args.probe_epochs, args.seed, args.backbone, args.verbose)
-        print(f"   {name}: {json.dumps(result)}", flush=True)
-        done = saved.save({name: result})
+            return random_init(args.dataset, data, batch_size, args.probe_epochs, args.seed, args.backbone, method)
+        return train_and_evaluate(name, args.dataset, data, args.epochs, batch_size, args.probe_epochs, args.seed,
+                                  args.backbone, args.verbose)
+
+    metrics = common.run_each(records(output / f"ssl_{args.dataset}_metrics.json", budget),
+                              ([] if args.no_random_init else [RANDOM_INIT, *own_inits]) + names, run, args.fresh)
     print()
     print(report(output, args.dataset))
-    return {**json.loads(path.read_text()), "requested": names}
+    return {**metrics, "requested": names}
 
 
 # The published figure beside each run (CIFAR-10 or ImageNet; none for CMC at this scale).
