@@ -32,7 +32,9 @@ SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_t
 LEG = {"byol_digits": "tensorflow", "invaspread_digits": "tensorflow", "simclr_digits": "torch",
        "instdisc_digits": "torch", "cmc_digits": "jax", "cpc_digits": "torch", "resnet_digits": "tensorflow",
        "gpt_sonnets": "torch", "mae_digits": "torch", "gan_digits": "jax", "vit_digits": "tensorflow",
-       "moco_digits": "torch", "alexnet_digits": "tensorflow", "vgg_digits": "tensorflow"}
+       "moco_digits": "torch", "bert_sample_text": "torch", "transformer_toy_translation": "torch",
+       "alexnet_digits": "tensorflow", "vgg_digits": "tensorflow",
+       "deepcluster_digits": "jax", "densecl_digits": "tensorflow"}
 
 
 def leg_of(path):
