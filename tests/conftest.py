@@ -41,16 +41,29 @@ def pytest_configure(config):
         "are tested on every leg elsewhere (the trainer's own tests, the recipe's kill-and-resume on another leg): "
         f"run on `backend`'s leg only, unless ${ALL_LEGS}=1",
     )
+    config.addinivalue_line(
+        "markers",
+        "backend_free(backend): tests of code that never reaches a Keras backend (NumPy, SciPy, scikit-learn or "
+        "pure Python: dataset files, text metrics, statistics, reports, the benchmark harness), so that every leg "
+        f"would run the very same computation: run on `backend`'s leg only, unless ${ALL_LEGS}=1. Put it on a "
+        "module (`pytestmark`) only when no test of the module builds or runs a Keras model or op.",
+    )
+
+
+WHY_SKIPPED = {"one_leg": "an end-to-end run", "backend_free": "no Keras backend involved, the same on every leg"}
 
 
 def pytest_runtest_setup(item):
-    marker = item.get_closest_marker("one_leg")
-    if marker is None or os.environ.get(ALL_LEGS):
+    if os.environ.get(ALL_LEGS):
         return
-    import keras
+    for name, why in WHY_SKIPPED.items():
+        marker = item.get_closest_marker(name)
+        if marker is None:
+            continue
+        import keras
 
-    if keras.backend.backend() != marker.args[0]:
-        pytest.skip(f"an end-to-end run, on the {marker.args[0]} leg only (${ALL_LEGS}=1: every leg)")
+        if keras.backend.backend() != marker.args[0]:
+            pytest.skip(f"{why}: on the {marker.args[0]} leg only (${ALL_LEGS}=1: every leg)")
 
 
 # --- the slow end-to-end files first ---------------------------------------------------------

@@ -10,6 +10,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+# backend_free (tests/conftest.py): the harness starts its own child per backend whatever $KERAS_BACKEND is, and the
+# selftest family imports no framework: every leg would run the same thing.
+pytestmark = pytest.mark.backend_free("tensorflow")
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAMILIES = ("vision", "gan", "lm", "ssl", "cmc", "cpc", "instdisc", "gpu", "selftest")
 

@@ -1,6 +1,12 @@
 """The analytic FLOP count of the CMC benchmark (`python -m benchmarks cmc`; its MFU divides by it)."""
 
+import pytest
+
 from benchmarks import flops as counts
+
+# backend_free (tests/conftest.py): benchmarks/flops.py imports no framework (its docstring): every leg would run the
+# same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
 
 
 def _half_resnet18(channels):

@@ -1,6 +1,12 @@
 """The analytic FLOP count of the InstDisc benchmark (`python -m benchmarks instdisc`; its MFU divides by it)."""
 
+import pytest
+
 from benchmarks import flops as counts
+
+# backend_free (tests/conftest.py): benchmarks/flops.py imports no framework (its docstring): every leg would run the
+# same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
 
 
 def test_instdisc_step_counts_the_network_three_times_and_the_scores_twice():

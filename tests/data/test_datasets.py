@@ -19,6 +19,10 @@ from PIL import Image
 from keras_paperzoo.data import DatasetError, class_names, load_dataset, require_labels
 from keras_paperzoo.data import folders, images
 
+# backend_free (tests/conftest.py): keras_paperzoo.data reads files into NumPy and imports no framework
+# (test_import_pulls_in_no_framework); the tfds mock is TensorFlow's on every leg: every leg would run the same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
+
 CIFAR_CLASSES = [
     "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"
 ]  # fmt: skip

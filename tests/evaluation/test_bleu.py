@@ -4,6 +4,9 @@ import pytest
 
 from keras_paperzoo.evaluation.bleu import corpus_bleu
 
+# backend_free (tests/conftest.py): BLEU is pure Python: every leg would run the same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
+
 pytest.importorskip("sacrebleu")
 
 

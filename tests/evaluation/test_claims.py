@@ -4,6 +4,9 @@ import pytest
 
 from keras_paperzoo.evaluation.claims import accuracy_above, claim_line, two_standard_errors
 
+# backend_free (tests/conftest.py): the claim lines are pure Python arithmetic: every leg would run the same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
+
 
 def test_two_standard_errors_and_the_verdict():
     # 2 * sqrt((0.84 * 0.16 + 0.805 * 0.195) / 5000) = 1.53 points

@@ -17,6 +17,11 @@ from keras_paperzoo.evaluation import (
     virtual_training_criterion,
 )
 
+# backend_free (tests/conftest.py): NumPy, SciPy and scikit-learn only (the classifier two-sample tests are
+# scikit-learn's): no Keras backend is involved (see `_clear_keras_session` below), so every leg would compute the
+# same numbers.
+pytestmark = pytest.mark.backend_free("tensorflow")
+
 LOG4 = math.log(4.0)
 
 

@@ -7,6 +7,10 @@ import pytest
 
 from keras_paperzoo.evaluation.knn import knn_accuracy, knn_predict
 
+# backend_free (tests/conftest.py): the kNN classifier is NumPy (keras.utils.Progbar only prints): every leg would run
+# the same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
+
 
 def test_weighted_vote_by_hand():
     # Train features on the unit circle at angles 0, 10, 20 (class 0) and 90, 100 (class 1) degrees.

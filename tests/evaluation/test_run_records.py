@@ -2,7 +2,12 @@
 
 import json
 
+import pytest
+
 from keras_paperzoo.evaluation.run_records import RunRecords, timed
+
+# backend_free (tests/conftest.py): run records are Python and JSON: every leg would run the same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
 
 
 def test_runs_are_kept_for_the_same_budget_and_dropped_for_another(tmp_path):
