@@ -243,6 +243,10 @@ SSL_MODELS = {
     "moco_v2": {"family": "moco", "backbone": CIFAR_RESNET18,
                 "feature_dim": 512, "hidden_dim": 2048, "projection_dim": 128, "queue_size": 4096,
                 "temperature": 0.2, "momentum": 0.99, "bn_splits": 8, "image_size": 32},
+    # DenseCL: moco_v2 plus the dense head 1x1 512 -> 2048 -> 128 on the 4 x 4 map, lambda 0.5, two queues.
+    "densecl": {"family": "densecl", "backbone": CIFAR_RESNET18,
+                "feature_dim": 512, "hidden_dim": 2048, "projection_dim": 128, "queue_size": 4096,
+                "temperature": 0.2, "momentum": 0.99, "bn_splits": 8, "image_size": 32, "grid": 4},
     # SimCLR v1 head: Dense 512 -> 512 (BN, ReLU) -> 128 (BN); NT-Xent over the 2N views, tau 0.5 (App. B.9).
     "simclr": {"family": "simclr", "preset": "simclr_cifar_resnet18", "backbone": CIFAR_RESNET18,
                "feature_dim": 512, "projection_dims": (512, 128), "temperature": 0.5, "image_size": 32},
@@ -282,6 +286,26 @@ def moco_step_flops(batch_size, backbone, feature_dim, hidden_dim, projection_di
             "key_encoder": key, "logits": 2 * logits, "total": total,
             "description": f"B x (3 x {encoder / 1e9:.4f} query fwd+bwd + 1 x key fwd) + "
                            f"logits 2 x {logits / 1e9:.3f}"}
+
+
+def densecl_step_flops(batch_size, backbone, feature_dim, hidden_dim, projection_dim, queue_size, grid, **_):
+    """FLOPs of one DenseCL step: MoCo v2's (`moco_step_flops`) plus the dense parts, matmuls only.
+
+    Per image and encoder pass: the dense head on S = grid^2 locations, 2 S (F H + H C).
+    Query: forward + backward (3 x), key: forward. The correspondence (no gradient): the
+    S x S similarity of the two backbone maps, 2 S^2 F per image. Dense logits: each of
+    the B S queries against 1 + K, 2 B S (1 + K) C forward and as much backward for dL/dr.
+    """
+    moco = moco_step_flops(batch_size, backbone, feature_dim, hidden_dim, projection_dim, queue_size)
+    locations = grid * grid
+    dense_head = locations * (dense_flops(1, feature_dim, hidden_dim) + dense_flops(1, hidden_dim, projection_dim))
+    correspondence = batch_size * 2 * locations * locations * feature_dim
+    dense_logits = dense_flops(batch_size * locations, projection_dim, 1 + queue_size)
+    dense = 4 * dense_head * batch_size + correspondence + 2 * dense_logits
+    return {**moco, "dense_head_forward_per_image": dense_head, "correspondence": correspondence,
+            "dense_logits": 2 * dense_logits, "total": moco["total"] + dense,
+            "description": f"{moco['description']} + dense head 4 x B x {dense_head / 1e9:.4f} + correspondence "
+                           f"{correspondence / 1e9:.3f} + dense logits 2 x {dense_logits / 1e9:.3f}"}
 
 
 def mae_step_flops(batch_size, image_size, patch_size, num_layers, hidden_dim, mlp_dim,
@@ -384,7 +408,7 @@ def _two_view_step_flops(batch_size, backbone, head, dim, passes, name):
                            f"{name} {passes} x {similarities / 1e9:.4f}"}
 
 
-SSL_STEP_FLOPS = {"moco": moco_step_flops, "simclr": simclr_step_flops, "byol": byol_step_flops,
+SSL_STEP_FLOPS = {"moco": moco_step_flops, "densecl": densecl_step_flops, "simclr": simclr_step_flops, "byol": byol_step_flops,
                   "invaspread": invaspread_step_flops, "mae": mae_step_flops}
 
 

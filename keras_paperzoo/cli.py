@@ -25,7 +25,7 @@ BACKENDS = ("tensorflow", "jax", "torch")
 EXPORT_SUBMODELS = {
     "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "MoCo": "encoder",
     "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None, "SimCLR": "encoder",
-    "BYOL": "encoder", "CMC": "encoder", "InvaSpread": "embedding_network", "InstDisc": "encoder", "CPC": "encoder", "TransformerTranslator": None,  # a SavedModel that decodes (export/translator.py)
+    "BYOL": "encoder", "CMC": "encoder", "InvaSpread": "embedding_network", "InstDisc": "encoder", "CPC": "encoder", "DeepCluster": "encoder", "DenseCL": "encoder", "SwAV": "encoder", "TransformerTranslator": None,  # a SavedModel that decodes (export/translator.py)
 }
 
 

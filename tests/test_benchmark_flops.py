@@ -1,6 +1,12 @@
 """The analytic FLOP counts of benchmarks/flops.py that the SSL, vision and LM benchmarks divide by."""
 
+import pytest
+
 from benchmarks import flops as counts
+
+# backend_free (tests/conftest.py): benchmarks/flops.py imports no framework (its docstring): every leg would run the
+# same code.
+pytestmark = pytest.mark.backend_free("tensorflow")
 
 
 def test_cifar_resnet18_convs_per_image():
@@ -125,3 +131,12 @@ def test_gpu_step_flops_and_report():
     assert jax["items_per_s"] == 20 * 128
     table = report.model_table("vit_b16", entry, 1e6)
     assert "| keras/jax " in table and "FAILED: boom" in table and " 2.00 " in table
+
+
+def test_densecl_step_adds_the_dense_head_correspondence_and_dense_logits_to_mocos():
+    flops = counts.ssl_step_flops("densecl", 128)
+    moco = counts.ssl_step_flops("moco_v2", 128)["total"]
+    head = 16 * (2 * 512 * 2048 + 2 * 2048 * 128)  # the 1x1 convs on the 4 x 4 map of a 32 x 32 image
+    correspondence = 128 * 2 * 16 * 16 * 512
+    dense_logits = 2 * (128 * 16) * 128 * 4097
+    assert flops["total"] == moco + 4 * 128 * head + correspondence + 2 * dense_logits

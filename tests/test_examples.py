@@ -34,7 +34,7 @@ LEG = {"byol_digits": "tensorflow", "invaspread_digits": "tensorflow", "simclr_d
        "gpt_sonnets": "torch", "mae_digits": "torch", "gan_digits": "jax", "vit_digits": "tensorflow",
        "moco_digits": "torch", "bert_sample_text": "torch", "transformer_toy_translation": "torch",
        "alexnet_digits": "tensorflow", "vgg_digits": "tensorflow",
-       "deepcluster_digits": "jax", "densecl_digits": "tensorflow"}
+       "deepcluster_digits": "jax", "densecl_digits": "torch", "swav_digits": "torch"}
 
 
 def leg_of(path):

@@ -77,12 +77,15 @@ TRAINERS = {
     "gpt": gpt,
     "bert": bert,
     "moco": _ssl("MoCo", "moco_tiny", image_shape=(16, 16, 3), queue_size=16),
+    "densecl": _ssl("DenseCL", "densecl_tiny", image_shape=(16, 16, 3), queue_size=16),
     "mae": _ssl("MAE", "mae_tiny", image_shape=(16, 16, 3)),
     "simclr": _ssl("SimCLR", "simclr_tiny"),
     "byol": _ssl("BYOL", "byol_tiny"),
+    "swav": _ssl("SwAV", "swav_tiny"),
     "invaspread": _ssl("InvaSpread", "invaspread_tiny"),
     "instdisc": _ssl("InstDisc", "instdisc_tiny", indexed=True, num_data=IMAGES, num_negatives=8),
     "cmc": _ssl("CMC", "cmc_tiny", indexed=True, image_shape=(16, 16, 3), num_data=IMAGES, num_negatives=8),
     "cpc": _ssl("CPC", "cpc_tiny"),
+    "deepcluster": _ssl("DeepCluster", "deepcluster_tiny", image_shape=(16, 16, 3), num_data=IMAGES, num_clusters=4),
 }
 

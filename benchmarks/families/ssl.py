@@ -9,6 +9,12 @@ Models (`flops.SSL_MODELS`):
   against the same step built from lightly's MoCo pieces on torchvision's ResNet-18
   (`torch_reference/moco_cifar.py`). Both: SGD lr 0.03 x 128 / 256, momentum 0.9,
   weight decay 1e-4 added to the gradient.
+- `densecl`: `DenseCL.from_preset("densecl_resnet50", <the CIFAR ResNet-18 above>,
+  projection_hidden_dim=2048, queue_size=4096, momentum=0.99, augmentation=None)`: moco_v2's
+  step plus the dense head (1x1 512 -> 2048 -> 128 on the 4 x 4 map), the correspondence and
+  the second queue, lambda 0.5, tau 0.2, batch 128, against the same step in plain PyTorch
+  (`torch_reference/densecl_cifar.py`, the authors' `densecl.py` written out; lightly's
+  momentum and shuffle helpers). Both: MoCo's SGD.
 - `simclr`: `SimCLR.from_preset("simclr_cifar_resnet18", augmentation=None)` (the same
   CIFAR ResNet-18; v1 head 512 -> 512 -> 128 with BN; NT-Xent over the 2N views, tau 0.5;
   both views in one encoder call), batch 128, against lightly's `SimCLRProjectionHead` and
@@ -53,9 +59,9 @@ from .. import flops, turns, workers
 
 MODELS = tuple(flops.SSL_MODELS)
 # Batch size and steps per timed block, per model: one step is ~5-30 s here.
-BATCH = {"moco_v2": 128, "simclr": 128, "byol": 128, "invaspread": 128, "mae_vit_s16": 16}
-STEPS = {"moco_v2": 2, "simclr": 2, "byol": 1, "invaspread": 2, "mae_vit_s16": 2}
-TWO_VIEWS = ("moco", "simclr", "byol", "invaspread")  # families fed x = (view_a, view_b); MAE takes one image
+BATCH = {"moco_v2": 128, "densecl": 128, "simclr": 128, "byol": 128, "invaspread": 128, "mae_vit_s16": 16}
+STEPS = {"moco_v2": 2, "densecl": 2, "simclr": 2, "byol": 1, "invaspread": 2, "mae_vit_s16": 2}
+TWO_VIEWS = ("moco", "densecl", "simclr", "byol", "invaspread")  # families fed x = (view_a, view_b); MAE takes one image
 LIGHTLY = ("moco", "simclr", "byol")  # references built from lightly's pieces
 
 
@@ -97,6 +103,15 @@ def reference_model(model, args):
                                 projection_dim=config["projection_dim"], bn_splits=args.bn_splits)
         return (net, f"{pieces}, SplitBatchNorm({args.bn_splits}) (torch_reference/moco_cifar.py)",
                 moco_cifar.count_params(net.backbone) + moco_cifar.count_params(net.head), moco_cifar.make_step)
+    if family == "densecl":
+        from ..torch_reference import densecl_cifar
+
+        net = densecl_cifar.DenseCL(queue_size=config["queue_size"], temperature=config["temperature"],
+                                    momentum=config["momentum"], hidden_dim=config["hidden_dim"],
+                                    projection_dim=config["projection_dim"], bn_splits=args.bn_splits)
+        return (net, f"plain PyTorch DenseCL (lightly update_momentum / batch_shuffle), torchvision ResNet-18 "
+                f"(CIFAR stem), SplitBatchNorm({args.bn_splits}) (torch_reference/densecl_cifar.py)",
+                densecl_cifar.parameters(net), densecl_cifar.make_step)
     if family == "simclr":
         from ..torch_reference import simclr_cifar
 
@@ -154,6 +169,20 @@ def build_keras_model(model, batch_size, steps, epochs, bn_splits):
             queue_size=config["queue_size"], momentum=config["momentum"], shuffle_bn_splits=bn_splits,
             augmentation=None, seed=0)
         description = (f"MoCo.from_preset('moco_cifar_resnet18', version=2, temperature={config['temperature']}, "
+                       f"projection_hidden_dim={config['hidden_dim']}, queue_size={config['queue_size']}, "
+                       f"momentum={config['momentum']}, shuffle_bn_splits={bn_splits}, augmentation=None)")
+    elif config["family"] == "densecl":
+        from keras_paperzoo.models.densecl.densecl import DenseCL
+        from keras_paperzoo.models.moco.moco_presets import MOCO_PRESETS
+        from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
+
+        spec = MOCO_PRESETS["moco_cifar_resnet18"]["backbone"]  # the CIFAR ResNet-18 of moco_v2 above
+        trainer = DenseCL.from_preset(
+            "densecl_resnet50", backbone=ResNetBackbone.from_preset(spec["preset"], **spec["overrides"]),
+            projection_hidden_dim=config["hidden_dim"],
+            projection_dim=config["projection_dim"], queue_size=config["queue_size"], momentum=config["momentum"],
+            shuffle_bn_splits=bn_splits, augmentation=None, seed=0)
+        description = (f"DenseCL.from_preset('densecl_resnet50', <moco_cifar_resnet18's backbone>, "
                        f"projection_hidden_dim={config['hidden_dim']}, queue_size={config['queue_size']}, "
                        f"momentum={config['momentum']}, shuffle_bn_splits={bn_splits}, augmentation=None)")
     elif config["family"] in ("simclr", "byol", "invaspread"):

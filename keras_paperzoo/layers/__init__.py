@@ -14,6 +14,7 @@ from keras_paperzoo.layers.position_embedding import (
     resize_position_embeddings,
 )
 from keras_paperzoo.layers.projection_head import ProjectionHead
+from keras_paperzoo.layers.prototypes import Prototypes
 from keras_paperzoo.layers.random_masking import RandomMasking
 from keras_paperzoo.layers.rgb_to_lab import RGBToLab, rgb_to_lab, split_lab
 from keras_paperzoo.layers.sincos_position_embedding import SinCosPositionEmbedding2D, sincos_position_table_2d

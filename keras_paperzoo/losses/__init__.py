@@ -12,3 +12,5 @@ from keras_paperzoo.losses.nt_xent import nt_xent, nt_xent_accuracy, nt_xent_log
 from keras_paperzoo.losses.byol import byol_loss, symmetric_byol_loss
 from keras_paperzoo.losses.invaspread import invaspread_loss
 from keras_paperzoo.losses.nce import nce_loss
+from keras_paperzoo.losses.sinkhorn import sinkhorn
+from keras_paperzoo.losses.swav import swav_loss

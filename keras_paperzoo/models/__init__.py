@@ -5,6 +5,8 @@ from keras_paperzoo.models.byol import BYOL
 from keras_paperzoo.models.cpc import CPC
 from keras_paperzoo.models.bert import BertBackbone, BertClassifier, BertPretrainer, BertSpanExtractor
 from keras_paperzoo.models.cmc import CMC
+from keras_paperzoo.models.deepcluster import DeepCluster
+from keras_paperzoo.models.densecl import DenseCL
 from keras_paperzoo.models.gan import GAN
 from keras_paperzoo.models.gpt import GPTBackbone, GPTCausalLM, GPTClassifier
 from keras_paperzoo.models.image_classifier import ImageClassifier
@@ -14,6 +16,7 @@ from keras_paperzoo.models.mae import MAE
 from keras_paperzoo.models.moco import MoCo
 from keras_paperzoo.models.resnet import ResNetBackbone
 from keras_paperzoo.models.simclr import SimCLR
+from keras_paperzoo.models.swav import SwAV
 from keras_paperzoo.models.transformer import TransformerBackbone, TransformerTranslator
 from keras_paperzoo.models.vgg import VGGBackbone
 from keras_paperzoo.models.vit import ViTBackbone

@@ -34,11 +34,23 @@ RECIPES = {
         "MoCo pre-training (--preset moco_v2_... or moco_v1_...): momentum key encoder, queue, InfoNCE; kNN and linear probe of the frozen encoder.",
         "keras_paperzoo.recipes.moco",
     ),
+    "densecl": Recipe(
+        "densecl",
+        "Wang et al. 2021, Dense Contrastive Learning for Self-Supervised Visual Pre-training (DenseCL)",
+        "DenseCL pre-training (--preset densecl_resnet8_cifar, densecl_tiny, densecl_resnet50): MoCo v2 plus a dense head, correspondence by backbone-feature similarity, a pixel-level InfoNCE against a second queue; kNN and linear probe of the frozen encoder.",
+        "keras_paperzoo.recipes.densecl",
+    ),
     "simclr": Recipe(
         "simclr",
         "Chen et al. 2020, A Simple Framework for Contrastive Learning (SimCLR v1 / v2)",
         "SimCLR pre-training (--preset simclr_resnet20_cifar ... simclr_v2_resnet50): two views, projection head, NT-Xent, LARS; kNN and linear probe of the frozen encoder h.",
         "keras_paperzoo.recipes.simclr",
+    ),
+    "swav": Recipe(
+        "swav",
+        "Caron et al. 2020, Unsupervised Learning of Visual Features by Contrasting Cluster Assignments (SwAV)",
+        "SwAV pre-training (--preset swav_resnet20_cifar, swav_cifar_resnet18, swav_resnet50, swav_tiny): multi-crop, prototypes, Sinkhorn codes of the full-size crops predicted from every other crop, LARS; loss_over_ln_k (collapse), kNN and linear probe of the frozen encoder.",
+        "keras_paperzoo.recipes.swav",
     ),
     "byol": Recipe(
         "byol",
@@ -63,6 +75,12 @@ RECIPES = {
         "Wu et al. 2018, Unsupervised Feature Learning via Non-Parametric Instance Discrimination (InstDisc)",
         "InstDisc pre-training (--preset instdisc_softmax_resnet20_cifar, the default; instdisc_resnet20_cifar ... instdisc_resnet50 with the paper's NCE against 4096 noise rows): one view per image, a memory bank of every image's feature; the paper's kNN against the bank, kNN and linear probe of the frozen encoder.",
         "keras_paperzoo.recipes.instdisc",
+    ),
+    "deepcluster": Recipe(
+        "deepcluster",
+        "Caron et al. 2018, Deep Clustering for Unsupervised Learning of Visual Features (DeepCluster)",
+        "DeepCluster pre-training (--preset deepcluster_resnet20_cifar, deepcluster_resnet50, deepcluster_tiny): every epoch k-means on PCA-whitened features gives pseudo-labels, a re-initialised classifier learns them from batches drawn uniformly over the clusters; NMI against the labels and the last epoch, kNN and linear probe of the frozen encoder.",
+        "keras_paperzoo.recipes.deepcluster",
     ),
     "cpc": Recipe(
         "cpc",

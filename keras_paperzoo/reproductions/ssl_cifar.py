@@ -26,6 +26,12 @@ test images (`keras_paperzoo.evaluation.claims`):
 (d) The methods before MoCo (InstDisc, InvaSpread, CMC, CPC v1) at the same
     budget, each above its own random initialisation; for CPC also the bound
     log N - L on the mutual information rising (van den Oord et al. 2018, Sec. 2.3).
+(e) SwAV (Caron et al. 2020, Sec. 4 / the authors' README: 75.3 % with 2 x 224 +
+    6 x 96 crops, 70.1 % with 2 x 224): with multi-crop (2 x 16 + 6 x 7 pixels at
+    16 x 16) above 2 crops at the same number of updates; with eps = 10 the
+    Sinkhorn codes are nearly uniform and the run collapses as the authors
+    describe: the loss stays at ln K (`loss_over_ln_k` >= 0.95) and the kNN
+    accuracy is not above the random-init level.
 
 The methods are the package's trainers with the `simclr`, `byol` and `moco`
 recipes' choices (`keras_paperzoo.recipes.*.pretraining()`: presets
@@ -92,6 +98,9 @@ RUNS = {
     "invaspread": ("invaspread", {}, "InvaSpread"),
     "cmc": ("cmc", {}, "CMC"),
     "cpc": ("cpc", {}, "CPC v1"),  # the recipe's cpc_v1_small: a 7 x 7 grid of 4-px patches at 16 px
+    "swav": ("swav", {}, "SwAV, 2 + 6 crops"),  # multi-crop: 2 x 16 + 6 x 7 pixels
+    "swav_2crops": ("swav", {"crop_counts": [2]}, "SwAV, 2 crops"),
+    "swav_eps10": ("swav", {"crop_counts": [2], "epsilon": 10.0}, "SwAV, eps = 10 (near-uniform codes)"),
 }
 # Methods whose encoder is not the shared one (CMC: two half-width encoders, L and ab): their own untrained
 # encoder is the reference of their "above random init" claim.
@@ -104,6 +113,8 @@ COMPARED = ("simclr", "byol", "moco")
 # where the negatives come from: a bank, the batch, two banks, other patches and images
 BEFORE_MOCO = ("instdisc", "instdisc_nce", "invaspread", "cmc", "cpc")
 COLLAPSED = 0.2  # output_std below this fraction of 1 / sqrt(d) counts as collapsed
+SWAV_RUNS = ("swav", "swav_2crops", "swav_eps10")
+SWAV_AT_LN_K = 0.95  # SwAV's loss / ln K at or above this: "stuck at ln K", the collapse the authors document
 PAPER = {
     "lightly_cifar10_knn_percent": {"SimCLR": 84.8, "BYOL": 86.8, "MoCo": 84.7},
     "lightly_cifar10": "lightly's CIFAR-10 benchmark: ResNet-18, 200 epochs of 50,000 images at batch 512, kNN",
@@ -120,6 +131,10 @@ PAPER = {
                          "figure, not checked against the paper)",
     "cpc": "van den Oord et al. 2018, Sec. 3.2: ImageNet linear top-1 48.7 % (CPC v1); lightning-bolts' CPC v2, "
            "CIFAR-10: 84.52 % (linear); no kNN published",
+    "swav_imagenet_linear_percent": {"2 x 224 + 6 x 96": 75.3, "2 x 224": 70.1},
+    "swav_imagenet": "Caron et al. 2020 / the authors' README: ResNet-50 linear, 75.3 % with multi-crop (800 epochs, "
+                     "batch 4096), 70.1 % with 2 x 224 crops only (400 epochs); a loss stuck at ln K is collapse",
+    "swav_lightly_cifar10_knn_percent": 84.2,
 }
 
 
@@ -261,6 +276,17 @@ def claims(runs, n):
         if bound and len(bound) >= 2:
             out[f"{label[name]}: the bound log N - L rises"] = {
                 "holds": bool(bound[-1] > bound[0]), "first_epoch": bound[0], "last_epoch": bound[-1]}
+    # (e) SwAV: multi-crop is where the gain comes from; with near-uniform codes the loss stays at ln K
+    if "swav" in runs and "swav_2crops" in runs:
+        out["SwAV: kNN with multi-crop above 2 crops"] = accuracy_above(
+            runs["swav"]["knn_h_percent"], runs["swav_2crops"]["knn_h_percent"], n)
+    if "swav_eps10" in runs:
+        ratio = runs["swav_eps10"]["loss_over_ln_k_per_epoch"]
+        out[f"{label['swav_eps10']}: loss stuck at ln K (loss / ln K >= {SWAV_AT_LN_K})"] = {
+            "holds": bool(ratio[-1] >= SWAV_AT_LN_K), "first_epoch": ratio[0], "last_epoch": ratio[-1]}
+        if RANDOM_INIT in runs:
+            knn = accuracy_above(runs["swav_eps10"]["knn_h_percent"], runs[RANDOM_INIT]["knn_h_percent"], n)
+            out[f"{label['swav_eps10']}: kNN at or below random init"] = {**knn, "holds": not knn["holds"]}
     # (c) the three methods at one budget, each pair in our order; (d) the same for the methods before MoCo
     for group in (COMPARED, BEFORE_MOCO):
         compared = sorted((name for name in group if name in runs), key=lambda name: -runs[name]["knn_h_percent"])
@@ -347,6 +373,17 @@ def report(output, dataset):
             published_knn = PAPER.get(f"{name}_cifar10_knn_percent", "-")
             lines.append(f"| {run['run']} | {_cell(run, 'knn_h_percent')} | {_cell(run, 'probe_h_percent')} | "
                          f"{gain} | {published_knn} |")
+    swav = [name for name in SWAV_RUNS if name in runs]
+    if swav:
+        lines += ["", f"SwAV (published, not this budget): {PAPER['swav_imagenet']}; lightly's CIFAR-10 kNN "
+                  f"{PAPER['swav_lightly_cifar10_knn_percent']} % (ResNet-18, 200 epochs, batch 512).", "",
+                  "| run | ours: kNN h (%) | above random init by (points) | loss / ln K per epoch | published |",
+                  "|---|---|---|---|---|"]
+        for name in swav:
+            run = runs[name]
+            gain = f"{run['knn_h_percent'] - runs[RANDOM_INIT]['knn_h_percent']:+.1f}" if RANDOM_INIT in runs else "-"
+            lines.append(f"| {run['run']} | {_cell(run, 'knn_h_percent')} | {gain} | "
+                         f"{_series(run.get('loss_over_ln_k_per_epoch'), '.3f')} | {PUBLISHED_KNN[name]} |")
     lines += ["", "Claims (a difference holds when it exceeds 2 binomial standard errors over the test images):", ""]
     lines += [claim_line(claim, c) for claim, c in metrics["claims"].items()]
     if metrics.get("notes"):  # what shows and what does not, added by hand after the run
@@ -409,7 +446,9 @@ PUBLISHED_KNN = {"simclr": "84.8 (lightly CIFAR-10 kNN)", "byol": "86.8 (lightly
                  "moco": "84.7 (lightly CIFAR-10 kNN)", "instdisc": "80.8 (CIFAR-10 kNN, Table 1)",
                  "instdisc_nce": "80.8 (CIFAR-10 kNN, Table 1)", "invaspread": "83.6 (CIFAR-10 kNN, Table 1)",
                  "cpc": "no kNN published (CPC v2 CIFAR-10 linear 84.52)", "cmc": "no CIFAR-10 figure",
-                 "byol_no_predictor": "collapses (Table 5)", "byol_tau0": "collapses (Table 5)"}
+                 "byol_no_predictor": "collapses (Table 5)", "byol_tau0": "collapses (Table 5)",
+                 "swav": "75.3 (ImageNet linear, 2 x 224 + 6 x 96); lightly CIFAR-10 kNN 84.2",
+                 "swav_2crops": "70.1 (ImageNet linear, 2 x 224)", "swav_eps10": "collapses: loss at ln K"}
 
 
 def paper_vs_ours(metrics):

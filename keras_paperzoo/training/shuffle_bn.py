@@ -57,7 +57,9 @@ def grouped_call(encoder, images, groups, training=True, shuffle_seed=None):
             before the encoder and its inverse after: MoCo's keys).
 
     Returns:
-        (B, ...) outputs in the order of `images`.
+        (B, ...) outputs in the order of `images`; an encoder with several outputs
+        (a dict or list of (B, ...) tensors, DenseCL's) gives them in the same
+        structure, each concatenated and un-shuffled alike.
 
     Example:
 
@@ -73,7 +75,9 @@ def grouped_call(encoder, images, groups, training=True, shuffle_seed=None):
         order = keras.random.shuffle(ops.arange(ops.shape(images)[0]), seed=shuffle_seed)  # (B,)
         images = batch_sharded(ops.take(images, order, axis=0))  # across devices under a distribution
     parts = ops.split(images, groups, axis=0)  # G x (B / G, ...)
-    outputs = ops.concatenate([encoder(part, training=training) for part in parts], axis=0)  # (B, ...)
+    per_group = [encoder(part, training=training) for part in parts]
+    outputs = keras.tree.map_structure(lambda *xs: ops.concatenate(xs, axis=0), *per_group)  # (B, ...) each
     if order is not None:
-        outputs = batch_sharded(ops.take(outputs, ops.argsort(order), axis=0))  # back to the batch order
+        inverse = ops.argsort(order)  # back to the batch order
+        outputs = keras.tree.map_structure(lambda x: batch_sharded(ops.take(x, inverse, axis=0)), outputs)
     return outputs

@@ -11,14 +11,19 @@ FAST_ARGUMENTS = {
     # The SSL recipes on their *_tiny presets (two residual blocks): the machinery under test is the recipe's and
     # the run's, not the network's; the default presets' ResNet-20s cost minutes of compilation per run on JAX.
     "moco": [*DEFAULT_ARGUMENTS, "--preset", "moco_tiny", "--probe-epochs", "2"],
+    "densecl": [*DEFAULT_ARGUMENTS, "--preset", "densecl_tiny", "--probe-epochs", "2"],
     "simclr": [*DEFAULT_ARGUMENTS, "--preset", "simclr_tiny", "--probe-epochs", "2"],
     "byol": [*DEFAULT_ARGUMENTS, "--preset", "byol_tiny", "--probe-epochs", "2"],
+    # swav_tiny's 8 prototypes: a batch of 8 spreads them (2 x 16 + 2 x 7 crops).
+    "swav": [*DEFAULT_ARGUMENTS, "--preset", "swav_tiny", "--probe-epochs", "2"],
     "cpc": [*DEFAULT_ARGUMENTS, "--preset", "cpc_tiny", "--probe-epochs", "2"],
     # cmc_tiny's 32 negatives: half the 64 images, the most the recipe allows
     "cmc": [*DEFAULT_ARGUMENTS, "--preset", "cmc_tiny", "--probe-epochs", "2"],
     "invaspread": [*DEFAULT_ARGUMENTS, "--preset", "invaspread_tiny", "--probe-epochs", "2"],
     # NCE (instdisc_tiny), whose Z must resume too; the recipe cuts the noise samples to 32 of the 64 images.
     "instdisc": [*DEFAULT_ARGUMENTS, "--preset", "instdisc_tiny", "--probe-epochs", "2"],
+    # k-means pseudo-labels re-clustered every epoch: deepcluster_tiny's k = 10 of the 64 images.
+    "deepcluster": [*DEFAULT_ARGUMENTS, "--preset", "deepcluster_tiny", "--probe-epochs", "2"],
     # A 600-character text: windows (and samples) of 59 characters, not the built-in text's 128 (PyTorch's
     # cached decoding took 1 s of CPU per character under load).
     "gpt": ["--dataset", "{text}", *EPOCHS_AND_STEPS, "--batch-size", "4"],

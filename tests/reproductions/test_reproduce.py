@@ -18,13 +18,13 @@ from keras_paperzoo.cli import main
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
 PAPERS = ("gan", "alexnet", "vgg", "resnet", "vit", "transformer", "bert", "gpt", "moco", "mae", "simclr", "byol",
-          "instdisc", "invaspread", "cpc", "cmc")
+          "swav", "instdisc", "invaspread", "cpc", "cmc", "deepcluster", "densecl")
 # JAX compiles each trainer for tens of seconds and its leg is the suite's longest: mae, moco and bert (181-244 s
 # each on JAX under load) run on torch.
 LEGS = {
-    "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert"),
+    "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert", "swav", "densecl"),
     "jax": ("vgg", "cmc"),
-    "tensorflow": ("simclr", "byol", "instdisc", "invaspread", "cpc"),
+    "tensorflow": ("simclr", "byol", "instdisc", "invaspread", "cpc", "deepcluster"),
 }
 LEG = {paper: leg for leg, papers in LEGS.items() for paper in papers}
 
@@ -222,19 +222,58 @@ def _instdisc(out, metrics):
     assert instdisc_proximal.main(["--output-dir", str(out), "--report-only"])["runs"] == runs
 
 
+def _swav(out, metrics):
+    _ssl("swav", "SwAV, 2 + 6 crops")(out, metrics)
+    runs, claims = metrics["runs"], metrics["claims"]
+    assert runs["swav_2crops"]["overrides"] == {"crop_counts": [2]} and runs["swav_eps10"]["steps"] == 2
+    # One initial encoder: the random-init row is what each SwAV run started from.
+    assert runs["swav"]["initial_backbone_checksum"] == runs["random init"]["initial_backbone_checksum"]
+    ratio = runs["swav_eps10"]["loss_over_ln_k_per_epoch"]
+    collapse = claims["SwAV, eps = 10 (near-uniform codes): loss stuck at ln K (loss / ln K >= 0.95)"]
+    assert collapse["last_epoch"] == ratio[-1] and collapse["holds"] == (ratio[-1] >= 0.95)
+    assert "SwAV: kNN with multi-crop above 2 crops" in claims
+    assert "SwAV, eps = 10 (near-uniform codes): kNN at or below random init" in claims
+    text = (out / "ssl_digits_results.md").read_text()
+    assert "| SwAV, 2 crops |" in text and "75.3" in text and "70.1" in text
+
+
+def _deepcluster(out, metrics):
+    run = metrics["run"]
+    assert len(run["nmi_per_epoch"]) == 3 and len(run["nmi_previous_per_epoch"]) == 2  # init, 1, after the last
+    assert all(0.0 < v < 1.0 for v in run["nmi_per_epoch"]) and run["clusters_used_per_epoch"] == [10, 10, 10]
+    assert (metrics["budget"]["train_images"], metrics["budget"]["test_images"], run["num_clusters"]) == (128, 60, 10)
+    rise = metrics["claims"]["NMI(clusters, labels) rises from the first clustering to the last"]
+    assert rise["difference"] == pytest.approx(run["nmi_per_epoch"][-1] - run["nmi_per_epoch"][0], abs=2e-4)
+    assert rise["two_standard_errors"] > 0 and "kNN on h above random init" in metrics["claims"]
+    assert "| NMI(clusters, labels) |" in (out / "deepcluster_digits_results.md").read_text()
+
+
+def _densecl(out, metrics):
+    methods, budget = metrics["methods"], metrics["budget"]
+    assert (budget["train_canvases"], budget["test_canvases"], metrics["grid"]) == (64, 32, 12)
+    for name in ("random init", "MoCo v2", "DenseCL"):
+        assert 0.0 < methods[name]["miou"] <= 100.0 and len(methods[name]["miou_per_seed"]) == 1
+    gain = metrics["claims"]["DenseCL's dense-probe mIoU above MoCo v2's"]
+    assert gain["difference_points"] == pytest.approx(methods["DenseCL"]["miou"] - methods["MoCo v2"]["miou"],
+                                                      abs=0.02)
+    assert gain["two_standard_errors_points"] > 0 and methods["DenseCL"]["step_seconds"] > 0
+    assert "| DenseCL |" in (out / "densecl_digits_results.md").read_text()
+
+
 CHECKS = {
     "gan": _gan, "alexnet": _classifier_ablation(["with LRN", "without LRN"]),
     "vgg": _classifier_ablation(["A", "A-LRN"]), "resnet": _resnet, "vit": _vit, "transformer": _transformer,
     "bert": _bert, "gpt": _gpt, "moco": _moco, "mae": _mae, "simclr": _ssl("simclr", "SimCLR, t = 0.5"),
-    "byol": _ssl("byol", "BYOL"), "instdisc": _instdisc, "invaspread": _ssl("invaspread", "InvaSpread"),
-    "cpc": _ssl("cpc", "CPC v1"), "cmc": _ssl("cmc", "CMC"),
+    "byol": _ssl("byol", "BYOL"), "swav": _swav, "instdisc": _instdisc, "invaspread": _ssl("invaspread", "InvaSpread"),
+    "cpc": _ssl("cpc", "CPC v1"), "cmc": _ssl("cmc", "CMC"), "deepcluster": _deepcluster, "densecl": _densecl,
 }
 METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "vgg": "vgg_cifar_metrics.json",
            "resnet": "resnet_cifar_metrics.json", "vit": "vit_cifar_metrics.json",
            "transformer": "transformer_multi30k_metrics.json", "bert": "bert_sst2_metrics.json",
            "gpt": "gpt_shakespeare_metrics.json", "moco": "moco_digits_metrics.json", "mae": "mae_digits_metrics.json",
            "instdisc": "instdisc_proximal_digits_metrics.json",
-           **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "invaspread", "cpc", "cmc")}}
+           "deepcluster": "deepcluster_digits_metrics.json", "densecl": "densecl_digits_metrics.json",
+           **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "swav", "invaspread", "cpc", "cmc")}}
 
 
 @pytest.mark.parametrize("paper", [pytest.param(p, marks=pytest.mark.one_leg(LEG[p])) for p in PAPERS])

@@ -35,8 +35,8 @@ pytestmark = pytest.mark.skipif(
 
 
 # Two halves of about 3 minutes each (compiling dominates), so that the suite's two workers share them.
-HALVES = (("byol", "cpc", "gan", "invaspread", "mae", "moco"),
-          ("bert", "cmc", "gpt", "instdisc", "resnet", "simclr", "vit"))
+HALVES = (("byol", "cpc", "deepcluster", "densecl", "gan", "invaspread", "mae", "moco"),
+          ("bert", "cmc", "gpt", "instdisc", "resnet", "simclr", "swav", "vit"))
 
 
 def _measured(names):

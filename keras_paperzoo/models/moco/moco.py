@@ -145,8 +145,7 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
         self.head = ProjectionHead(widths, name="head")  # v2: fc - ReLU - fc, no batch norm
         self.normalize = L2Normalization(name="l2_normalize")  # finite gradient at z = 0
         inputs = keras.Input(backbone.input_shape[1:], name="images")
-        self.query_encoder = keras.Model(inputs, self.normalize(self.head(self.represent(inputs))),
-                                         name="query_encoder")
+        self.query_encoder = keras.Model(inputs, self.query_outputs(inputs), name="query_encoder")
         self.momentum_encoder = MomentumEncoder(self.query_encoder, self.momentum, name="key_encoder")
 
         # === State updated outside gradient descent ===
@@ -154,6 +153,13 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
         self.shuffle_seed = keras.random.SeedGenerator(seed, name="shuffle_seed")
         self.contrastive_accuracy_tracker = keras.metrics.Mean(name="contrastive_accuracy")
         self.built = True
+
+    def query_outputs(self, images):
+        """The query encoder's output on symbolic `images`: q = normalize(head(h)) (B, C).
+
+        The key encoder is a momentum copy of the model built from it; DenseCL adds its
+        dense head here."""
+        return self.normalize(self.head(self.represent(images)))
 
     def default_augmentation(self, image_size, **arguments):
         return MoCoAugmentation(**{"version": self.version, "seed": self.seed, "image_size": image_size,
@@ -188,14 +194,19 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
     def forward_pass(self, inputs, training):
         """Step 1 and the query half of step 3: {"q": (B, C), "h": (B, D), "x_k": the key view}."""
         # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
-        if training:
-            x_q, x_k = self.views(inputs, training=True)  # two independent draws
-            self._check_batch(x_q)
-        else:  # evaluate(): both views are the inference view
-            x_q = x_k = self.inference_view(inputs)
+        x_q, x_k = self.step_views(inputs, training)
         h = self._encode(self.represent, x_q, training, shuffle=False)  # (B, D)
         q = self.normalize(self.head(h))  # (B, C), the only gradient path
         return {"q": q, "h": h, "x_k": x_k}
+
+    def step_views(self, inputs, training):
+        """(x_q, x_k): two independent draws while training; the inference view twice in `evaluate()`."""
+        if not training:
+            view = self.inference_view(inputs)
+            return view, view
+        x_q, x_k = self.views(inputs, training=True)
+        self._check_batch(x_q)
+        return x_q, x_k
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         self.check_labels(y)
@@ -219,7 +230,7 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
             return  # unknown until run time (TensorFlow); the ring buffer wraps correctly anyway
         if self.queue_size % batch:
             raise ValueError(
-                f"MoCo's queue_size {self.queue_size} must be divisible by the batch size {batch}, "
+                f"{type(self).__name__}'s queue_size {self.queue_size} must be divisible by the batch size {batch}, "
                 "so that the queue is replaced batch by batch (a partial last batch: drop it, "
                 "e.g. batch(..., drop_remainder=True))."
             )
