@@ -55,13 +55,13 @@ def test_claims_use_two_standard_errors(ssl_cifar):
     assert cpc["CPC v1: the bound log N - L rises"] == {"holds": True, "first_epoch": 0.4, "last_epoch": 0.9}
     assert cpc["CPC v1: kNN above random init (CPC's patch encoder)"]["holds"] is False  # +3.0 < 3.13
     assert ssl_cifar.parse_runs("byol, moco") == ["byol", "moco"]
-    with pytest.raises(common.UsageError, match="unknown \\['swav'\\]"):
-        ssl_cifar.parse_runs("byol,swav")
+    with pytest.raises(common.UsageError, match="unknown \\['dino'\\]"):
+        ssl_cifar.parse_runs("byol,dino")
 
 
 def test_script_refuses_bad_runs_and_missing_data(tmp_path, ssl_cifar, monkeypatch):
-    with pytest.raises(common.UsageError, match="swav"):
-        ssl_cifar.main(["--dataset", "digits", "--runs", "swav", "--output-dir", str(tmp_path)])
+    with pytest.raises(common.UsageError, match="dino"):
+        ssl_cifar.main(["--dataset", "digits", "--runs", "dino", "--output-dir", str(tmp_path)])
     monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path))  # no mnist.npz there
     with pytest.raises(FileNotFoundError, match="mnist is not at"):
         ssl_cifar.main(["--dataset", "mnist", "--output-dir", str(tmp_path)])
