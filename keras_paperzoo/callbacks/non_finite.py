@@ -32,12 +32,6 @@ class StopOnNonFinite(keras.callbacks.Callback):
     ```
     """
 
-    # Keras runs the batch-end hooks of a callback list whose callbacks are all async-safe in a
-    # thread: the check then waits for the step's loss there, not in the training loop, so the
-    # host prepares the next batch while the accelerator computes (a per-step wait serialised
-    # them). A non-finite loss stops the run a step or two later; `problem` still names the batch.
-    async_safe = True
-
     def __init__(self, monitor=None):
         super().__init__()
         if monitor is not None and (isinstance(monitor, str) or not all(isinstance(m, str) for m in monitor)):

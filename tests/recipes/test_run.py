@@ -171,25 +171,3 @@ def test_stream_batches_resume_at_any_epoch_where_the_stream_was():
     with pytest.raises(ValueError, match="An infinite dataset needs steps_per_epoch"):
         StreamBatches.from_dataset(dataset().repeat())
 
-
-def test_run_fit_lets_keras_run_the_batch_end_hooks_off_the_training_loop(tmp_path):
-    """Every callback `Run.fit` adds is async-safe or has no batch-end hook, so Keras (on a thread-safe backend)
-    runs the hooks in a thread (JAX, the backend for accelerators): a hook waiting for each step's loss in the loop would serialise the host's batch
-    preparation with the accelerator's step (StopOnNonFinite did, until it declared `async_safe`)."""
-    from keras.src import backend
-    from keras.src.callbacks.callback_list import CallbackList
-
-    seen = {}
-    model = _model()
-    fit = model.fit
-
-    def spy(*args, callbacks=(), **kwargs):
-        seen["async"] = CallbackList(list(callbacks))._async_train
-        return fit(*args, callbacks=callbacks, **kwargs)
-
-    model.fit = spy
-    run = common.start_run(_args(tmp_path, recipe="x"), "x")
-    batches = EpochShuffledBatches(np.ones((8, 6), "float32"), np.zeros((8, 1), "float32"), batch_size=4, seed=0)
-    run.fit(model, batches, epochs=1, verbose=0)
-    assert seen["async"] is backend.IS_THREAD_SAFE  # Keras dispatches asynchronously on JAX only
-    assert seen["async"] or keras.backend.backend() != "jax"
