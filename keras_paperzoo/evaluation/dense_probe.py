@@ -97,14 +97,8 @@ def miou_above(better, worse, labels, num_classes, seed=0, resamples=BOOTSTRAP):
         {"holds", "difference_points", "two_standard_errors_points"} (mIoU in points),
         the shape of `claims.accuracy_above`, so `claims.claim_line` prints it.
     """
-    better, worse, labels = np.asarray(better), np.asarray(worse), np.asarray(labels)
-    difference = mean_iou(better, labels, num_classes) - mean_iou(worse, labels, num_classes)
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(resamples):
-        rows = rng.integers(0, len(labels), len(labels))
-        draws.append(mean_iou(better[rows], labels[rows], num_classes)
-                     - mean_iou(worse[rows], labels[rows], num_classes))
-    margin = 2.0 * float(np.std(draws, ddof=1))
-    return {"holds": bool(difference > margin), "difference_points": round(100 * float(difference), 2),
-            "two_standard_errors_points": round(100 * margin, 2)}
+    from keras_paperzoo.evaluation.claims import paired_bootstrap_above
+
+    claim = paired_bootstrap_above(lambda p, y: mean_iou(p, y, num_classes), better, worse, labels, seed, resamples)
+    return {"holds": claim["holds"], "difference_points": round(100 * claim["difference"], 2),
+            "two_standard_errors_points": round(100 * claim["two_standard_errors"], 2)}

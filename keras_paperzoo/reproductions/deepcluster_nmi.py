@@ -79,16 +79,11 @@ def load_data(dataset, train_images, test_images, seed):
 def nmi_rise(first, last, labels, seed, resamples=BOOTSTRAP):
     """NMI(last, labels) - NMI(first, labels) with a paired-bootstrap standard error over the images."""
     from keras_paperzoo.clustering import normalized_mutual_info
+    from keras_paperzoo.evaluation.claims import paired_bootstrap_above
 
-    rng = np.random.default_rng(seed)
-    difference = normalized_mutual_info(last, labels) - normalized_mutual_info(first, labels)
-    draws = []
-    for _ in range(resamples):
-        rows = rng.integers(0, len(labels), len(labels))
-        draws.append(normalized_mutual_info(last[rows], labels[rows]) - normalized_mutual_info(first[rows], labels[rows]))
-    margin = 2.0 * float(np.std(draws, ddof=1))
-    return {"holds": bool(difference > margin), "difference": round(float(difference), 4),
-            "two_standard_errors": round(margin, 4)}
+    claim = paired_bootstrap_above(normalized_mutual_info, last, first, labels, seed, resamples)
+    return {"holds": claim["holds"], "difference": round(claim["difference"], 4),
+            "two_standard_errors": round(claim["two_standard_errors"], 4)}
 
 
 def train_and_evaluate(data, args, backbone):
