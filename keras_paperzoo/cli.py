@@ -88,6 +88,8 @@ def build_parser():
     train.add_argument("--warmup-steps", type=_int, default=None, help="(resnet-cifar) updates at lr / 10 before "
                        "the paper's 0.1 (default: 400 for resnet110_cifar, He et al. Sec. 4.2; 0 otherwise)")
     train.add_argument("--parzen-samples", type=_positive_int, default=None, help="(gan) generated samples for the Parzen estimate (default 10000)")
+    train.add_argument("--gan-update", choices=("alternating", "simultaneous"), default=None, help="(gan) Algorithm 1's "
+                       "alternating D-then-G step (default) or the authors' code's simultaneous one")
     train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 

@@ -63,7 +63,8 @@ def run(args, extra_callbacks=()):
     steps_per_epoch = len(batches)
 
     try:
-        gan = GAN.from_preset(preset, image_shape=x.shape[1:], seed=args.seed)
+        update = getattr(args, "gan_update", None) or "alternating"
+        gan = GAN.from_preset(preset, image_shape=x.shape[1:], seed=args.seed, update=update)
     except ValueError as error:
         raise RecipeError(f"gan --preset {preset}: {error}") from error
     set_output_bias_from_data(gan.generator, x_train)

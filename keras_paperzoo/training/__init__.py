@@ -16,4 +16,4 @@ from keras_paperzoo.training.schedules import (
 )
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
 from keras_paperzoo.training.shuffle_bn import batch_sharded, grouped_call
-from keras_paperzoo.training.step import MultiOptimizerTrainer, apply_gradient_update
+from keras_paperzoo.training.step import MultiOptimizerTrainer, apply_gradient_update, apply_simultaneous_updates

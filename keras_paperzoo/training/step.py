@@ -82,17 +82,80 @@ def apply_gradient_update(loss_fn, variables, optimizer):
         raise NotImplementedError(
             f"Backend {backend!r} is not supported; use tensorflow, jax or torch."
         )
+    _apply(optimizer, grads, variables)
+    return loss, aux
+
+
+def apply_simultaneous_updates(loss_fn, groups):
+    """One update of several groups, each on its own loss, all from one evaluation of `loss_fn`.
+
+    Every group's gradient is taken at the variables as they are *before* any of the
+    updates, and then each group's optimizer applies its own: the simultaneous
+    gradient step of the GAN authors' code (D and G from one minibatch, one forward
+    pass, one dropout mask), where `apply_gradient_update` called in turn gives
+    Algorithm 1's alternation (G sees the D just updated).
+
+    Args:
+        loss_fn: callable with no arguments returning `(losses, aux)`: `losses` a dict
+            group name -> scalar loss, `aux` any nest of tensors (returned unchanged).
+        groups: dict group name -> `(variables, optimizer)`; the variable lists are
+            disjoint.
+
+    Returns:
+        `(losses, aux)` as computed before the updates.
+    """
+    names = list(groups)
+
+    def scaled_loss_fn():
+        losses, aux = loss_fn()
+        if sorted(losses) != sorted(names):
+            raise ValueError(f"loss_fn returned losses for {sorted(losses)}; the groups are {sorted(names)}.")
+        scaled = {name: groups[name][1].scale_loss(losses[name]) for name in names}
+        return scaled, (losses, aux)
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape(persistent=True) as tape:
+            scaled, (losses, aux) = scaled_loss_fn()
+        grads = {name: tape.gradient(scaled[name], groups[name][0]) for name in names}
+        del tape
+    elif backend == "torch":
+        import torch
+
+        scaled, (losses, aux) = scaled_loss_fn()
+        grads = {}
+        for i, name in enumerate(names):
+            params = [variable.value for variable in groups[name][0]]
+            grads[name] = torch.autograd.grad(
+                scaled[name], params, allow_unused=True, retain_graph=i < len(names) - 1
+            )
+    elif backend == "jax":
+        variables = [v for name in names for v in groups[name][0]]
+        losses, aux, grads = _jax_group_grads(scaled_loss_fn, variables, groups, names)
+    else:
+        raise NotImplementedError(
+            f"Backend {backend!r} is not supported; use tensorflow, jax or torch."
+        )
+    for name in names:  # every gradient above was taken before any variable changed
+        variables, optimizer = groups[name]
+        _apply(optimizer, grads[name], variables)
+    return losses, aux
+
+
+def _apply(optimizer, grads, variables):
+    """`optimizer.apply` with missing gradients as zeros (outside autograd on PyTorch)."""
     grads = [
         ops.zeros_like(v) if g is None else g for g, v in zip(grads, variables)
     ]
-    if backend == "torch":
+    if keras.backend.backend() == "torch":
         import torch
 
         with torch.no_grad():
             optimizer.apply(grads, variables)
     else:
         optimizer.apply(grads, variables)
-    return loss, aux
 
 
 def multi_tensor_adam_step(optimizer, grads, variables, learning_rate):
@@ -204,15 +267,19 @@ def multi_tensor_clip_by_global_norm(grads, clip_norm):
         return [None if g is None else next(scaled) for g in grads]
 
 
-def _jax_value_and_grad(loss_fn, variables):
-    """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""
-    import jax
+def _jax_stateless_loss(loss_fn, variables, caller):
+    """`loss_fn` as a pure function of `variables`' values, inside the step's `StatelessScope`.
+
+    Returns `(loss_of, values, outer)`: `loss_of(values) -> (loss, (aux, written))`,
+    where `written` is the other state the loss changed (RNG seeds, batch-norm
+    statistics, ...), for `outer.state_mapping.update(written)` afterwards.
+    """
     from keras.src.backend.common.stateless_scope import get_stateless_scope
 
     outer = get_stateless_scope()
     if outer is None:
         raise RuntimeError(
-            "On JAX, apply_gradient_update must run inside "
+            f"On JAX, {caller} must run inside "
             "MultiOptimizerTrainer.train_step (a StatelessScope holding the state)."
         )
     own_ids = {id(v) for v in variables}
@@ -226,8 +293,6 @@ def _jax_value_and_grad(loss_fn, variables):
         inner.state_mapping.update({id(v): x for v, x in zip(variables, values)})
         with inner:
             loss, aux = loss_fn()
-        # State the loss wrote besides the differentiated variables
-        # (RNG seeds, batch-norm statistics, ...): carried out as aux.
         written = {
             key: value
             for key, value in inner.state_mapping.items()
@@ -235,9 +300,35 @@ def _jax_value_and_grad(loss_fn, variables):
         }
         return loss, (aux, written)
 
+    return loss_of, values, outer
+
+
+def _jax_value_and_grad(loss_fn, variables):
+    """`jax.value_and_grad` of `loss_fn` inside the step's `StatelessScope`."""
+    import jax
+
+    loss_of, values, outer = _jax_stateless_loss(loss_fn, variables, "apply_gradient_update")
     (loss, (aux, written)), grads = jax.value_and_grad(loss_of, has_aux=True)(values)
     outer.state_mapping.update(written)
     return loss, aux, grads
+
+
+def _jax_group_grads(loss_fn, variables, groups, names):
+    """Each group's loss differentiated w.r.t. its own variables: one forward pass, one VJP per group."""
+    import jax
+
+    loss_of, values, outer = _jax_stateless_loss(loss_fn, variables, "apply_simultaneous_updates")
+    scaled, pullback, ((losses, aux), written) = jax.vjp(loss_of, values, has_aux=True)
+    grads, start = {}, 0
+    for name in names:
+        count = len(groups[name][0])
+        cotangent = {other: jax.numpy.zeros_like(scaled[other]) for other in names}
+        cotangent[name] = jax.numpy.ones_like(scaled[name])
+        (all_grads,) = pullback(cotangent)
+        grads[name] = all_grads[start : start + count]
+        start += count
+    outer.state_mapping.update(written)
+    return losses, aux, grads
 
 
 # The static loss scale of a MultiOptimizerTrainer under mixed_float16: large enough to keep
@@ -343,6 +434,18 @@ class MultiOptimizerTrainer(keras.Model):
         optimizer = self.optimizer[group]
         variables = self.optimizer.group_variables(group)
         return apply_gradient_update(loss_fn, variables, optimizer)
+
+    def apply_updates_together(self, loss_fn):
+        """`loss_fn() -> ({group: loss}, aux)` for every group; all stepped from one forward pass.
+
+        Each group's gradient is taken before any update (`apply_simultaneous_updates`);
+        `apply_update` called in turn is the alternating alternative.
+        """
+        groups = {
+            group: (self.optimizer.group_variables(group), self.optimizer[group])
+            for group in self.optimizer_groups()
+        }
+        return apply_simultaneous_updates(loss_fn, groups)
 
     def train_step(self, *args):
         if keras.backend.backend() == "jax":

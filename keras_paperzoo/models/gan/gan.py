@@ -17,6 +17,7 @@ from keras_paperzoo.training.schedules import ExponentialDecayWithFloor, LinearR
 from keras_paperzoo.training.step import MultiOptimizerTrainer
 
 NOISE_KINDS = ("gaussian", "uniform")
+UPDATES = ("alternating", "simultaneous")
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -40,8 +41,8 @@ class GAN(Trainer, MultiOptimizerTrainer):
     The authors' code minimises the discriminator's cross-entropy averaged over the
     2m real and generated examples, which is half of our `d_loss` (-V, Algorithm 1);
     so D's default learning rate here is 0.05, the same update as theirs. (Their
-    code also updates D and G at once from one minibatch; we follow Algorithm 1:
-    D first, then G with fresh noise.)
+    code also updates D and G at once from one minibatch: `update="simultaneous"`;
+    the default follows Algorithm 1: D first, then G with fresh noise.)
 
     The discriminator returns *logits*; D(x) is their sigmoid, applied inside the
     losses for numerical stability (pass `from_logits=False` for a discriminator
@@ -54,6 +55,10 @@ class GAN(Trainer, MultiOptimizerTrainer):
         d_steps: int k >= 1, discriminator updates per generator update. The paper
             uses k = 1 ("the least expensive option").
         generator_loss: `"non_saturating"` (default) or `"minimax"`.
+        update: `"alternating"` (default, Algorithm 1: k D updates, then G on fresh
+            noise against the updated D) or `"simultaneous"` (the authors' pylearn2
+            code: one minibatch, one forward pass and one dropout mask give both
+            gradients, each taken before either update; needs `d_steps=1`).
         noise: `"gaussian"` (N(0, I), the authors' MNIST code) or `"uniform"`
             (U(-sqrt 3, sqrt 3)^d, unit variance; the 1-D toy of Figure 1).
         from_logits: whether the discriminator's outputs are logits.
@@ -90,6 +95,7 @@ class GAN(Trainer, MultiOptimizerTrainer):
         latent_dim=None,
         d_steps=1,
         generator_loss="non_saturating",
+        update="alternating",
         noise="gaussian",
         from_logits=True,
         seed=None,
@@ -119,6 +125,12 @@ class GAN(Trainer, MultiOptimizerTrainer):
             raise ValueError(
                 f"generator_loss must be one of {sorted(GENERATOR_LOSSES)}; got {generator_loss!r}."
             )
+        if update not in UPDATES:
+            raise ValueError(f"update must be one of {UPDATES}; got {update!r}.")
+        if update == "simultaneous" and d_steps != 1:
+            raise ValueError(
+                f"update='simultaneous' takes one minibatch for D and G (d_steps=1); got d_steps={d_steps}."
+            )
         if noise not in NOISE_KINDS:
             raise ValueError(f"noise must be one of {NOISE_KINDS}; got {noise!r}.")
         self.generator = generator
@@ -126,6 +138,7 @@ class GAN(Trainer, MultiOptimizerTrainer):
         self.latent_dim = latent_dim
         self.d_steps = d_steps
         self.generator_loss = generator_loss
+        self.update = update
         self.noise = noise
         self.from_logits = from_logits
         self.seed = seed
@@ -180,6 +193,8 @@ class GAN(Trainer, MultiOptimizerTrainer):
 
     def multi_optimizer_step(self, data):
         real = data[0] if isinstance(data, (tuple, list)) else data
+        if self.update == "simultaneous":
+            return self._simultaneous_step(real)
         m = ops.shape(real)[0] // self.d_steps
 
         for i in range(self.d_steps):  # k discriminator updates
@@ -192,11 +207,31 @@ class GAN(Trainer, MultiOptimizerTrainer):
         z = self.sample_noise(m)  # then one generator update
         g_loss, _ = self.apply_update("generator", lambda: self._generator_objective(z))
 
+        self._track(d_loss, g_loss, real_out, fake_out)
+        return {metric.name: metric.result() for metric in self.metrics}
+
+    def _simultaneous_step(self, real):
+        """The authors' step: both gradients from one forward pass, then both updates."""
+        z = self.sample_noise(ops.shape(real)[0])
+        losses, (real_out, fake_out) = self.apply_updates_together(lambda: self._joint_objective(real, z))
+        self._track(losses["discriminator"], losses["generator"], real_out, fake_out)
+        return {metric.name: metric.result() for metric in self.metrics}
+
+    def _joint_objective(self, real, z):
+        """D's loss (taken w.r.t. D's weights) and G's (w.r.t. G's) on the same D outputs."""
+        real_out = self.discriminator(real, training=True)
+        fake_out = self.discriminator(self.generator(z, training=True), training=True)
+        losses = {
+            "discriminator": discriminator_loss(real_out, fake_out, from_logits=self.from_logits),
+            "generator": GENERATOR_LOSSES[self.generator_loss](fake_out, from_logits=self.from_logits),
+        }
+        return losses, (real_out, fake_out)
+
+    def _track(self, d_loss, g_loss, real_out, fake_out):
         self.d_loss_tracker.update_state(d_loss)
         self.g_loss_tracker.update_state(g_loss)
         self.d_real_tracker.update_state(ops.mean(self._probability(real_out)))
         self.d_fake_tracker.update_state(ops.mean(self._probability(fake_out)))
-        return {metric.name: metric.result() for metric in self.metrics}
 
     def _discriminator_objective(self, real, z):
         fake = ops.stop_gradient(self.generator(z, training=True))
@@ -218,10 +253,7 @@ class GAN(Trainer, MultiOptimizerTrainer):
         z = self.sample_noise(ops.shape(real)[0])
         d_loss, (real_out, fake_out) = self._discriminator_objective(real, z)
         g_loss = GENERATOR_LOSSES[self.generator_loss](fake_out, from_logits=self.from_logits)
-        self.d_loss_tracker.update_state(d_loss)
-        self.g_loss_tracker.update_state(g_loss)
-        self.d_real_tracker.update_state(ops.mean(self._probability(real_out)))
-        self.d_fake_tracker.update_state(ops.mean(self._probability(fake_out)))
+        self._track(d_loss, g_loss, real_out, fake_out)
         return {metric.name: metric.result() for metric in self.metrics}
 
     # --- compile with the paper's defaults -------------------------------------

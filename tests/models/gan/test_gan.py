@@ -102,6 +102,10 @@ def test_bad_arguments_name_the_value_and_rule():
         GAN(g, d, generator_loss="wasserstein")
     with pytest.raises(ValueError, match="noise must be one of"):
         GAN(g, d, noise="laplace")
+    with pytest.raises(ValueError, match="update must be one of"):
+        GAN(g, d, update="lookahead")
+    with pytest.raises(ValueError, match="simultaneous.*d_steps=1.*got d_steps=2"):
+        GAN(g, d, update="simultaneous", d_steps=2)
     with pytest.raises(ValueError, match="discriminator takes"):
         GAN(g, build_discriminator(input_shape=(8, 8, 1), maxout_units=(4,)))
     with pytest.raises(ValueError, match="keras.Model"):
@@ -119,7 +123,7 @@ def test_config_roundtrip_save_load_and_fit(tmp_path):
     gan.compile()
     check_fit(gan, _images(80), batch_size=40, epochs=1)
     clone = check_config_roundtrip(gan)
-    assert clone.d_steps == 2 and clone.latent_dim == gan.latent_dim
+    assert clone.d_steps == 2 and clone.latent_dim == gan.latent_dim and clone.update == "alternating"
     z = np.random.default_rng(3).normal(size=(5, gan.latent_dim)).astype("float32")
     loaded = check_saved_model(gan, z, tmp_path)
     np.testing.assert_array_equal(
@@ -142,3 +146,51 @@ def test_output_bias_from_data_marginals():
     # With zero weights, samples would be exactly the data mean.
     gan.generator.get_layer("y").kernel.assign(np.zeros((1200, 784), "float32"))
     np.testing.assert_allclose(gan.generate(2), 0.25, rtol=1e-5)
+
+
+class _FixedNoiseGAN(GAN):
+    """The same z at every draw, so one step can be recomputed in NumPy."""
+
+    def sample_noise(self, num_samples):
+        return keras.ops.convert_to_tensor(_Z[:num_samples])
+
+
+_Z = np.random.default_rng(5).normal(size=(8, 3)).astype("float32")
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _numpy_step(real, w_g, b_g, w_d, b_d, lr, update):
+    """One SGD step of a linear G(z) = z W_g + b_g and D logit x w_d + b_d (no momentum, k = 1)."""
+    m = len(real)
+    fake = _Z[:m] @ w_g + b_g
+    l_real, l_fake = real @ w_d + b_d, fake @ w_d + b_d  # (m, 1)
+    # d_loss = mean softplus(-l_real) + mean softplus(l_fake)
+    dl_real, dl_fake = -_sigmoid(-l_real) / m, _sigmoid(l_fake) / m
+    w_d1 = w_d - lr * (real.T @ dl_real + fake.T @ dl_fake)
+    b_d1 = b_d - lr * (dl_real.sum(0) + dl_fake.sum(0))
+    # g_loss = mean softplus(-D(G(z))), against D before (simultaneous) or after (alternating) its update
+    w_seen, b_seen = (w_d, b_d) if update == "simultaneous" else (w_d1, b_d1)
+    dx = (-_sigmoid(-(fake @ w_seen + b_seen)) / m) @ w_seen.T  # (m, 2)
+    return w_g - lr * _Z[:m].T @ dx, b_g - lr * dx.sum(0), w_d1, b_d1
+
+
+@pytest.mark.parametrize("update", ["simultaneous", "alternating"])
+def test_one_step_matches_numpy(update):
+    """Simultaneous: G's gradient is taken at D's old weights; alternating: at D's new ones."""
+    generator = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2, kernel_initializer="glorot_normal")])
+    discriminator = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer="glorot_normal")])
+    gan = _FixedNoiseGAN(generator, discriminator, update=update)
+    lr = 0.5
+    gan.compile(d_optimizer=keras.optimizers.SGD(lr), g_optimizer=keras.optimizers.SGD(lr))
+    real = np.random.default_rng(6).normal(1.0, 1.0, size=(8, 2)).astype("float32")
+    start = _numpy(generator.weights) + _numpy(discriminator.weights)
+    gan.fit(real, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    after = _numpy(generator.weights) + _numpy(discriminator.weights)
+    expected = _numpy_step(real, *start, lr=lr, update=update)
+    for got, want in zip(after, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+    other = _numpy_step(real, *start, lr=lr, update="alternating" if update == "simultaneous" else "simultaneous")
+    assert not np.allclose(after[0], other[0], rtol=1e-4, atol=1e-6)  # the two orders differ in G's step
