@@ -95,6 +95,10 @@ class GPTBackbone(Backbone):
         norm_first: bool, False = GPT-1 (post-norm, no final norm, no residual
             scaling), True = GPT-2 (pre-norm, final LayerNorm, scaled residual init).
         layer_norm_epsilon: float, 1e-5 in both released models.
+        causal: bool, True (GPT): each position attends to itself and earlier ones.
+            False: full self-attention, for iGPT's BERT objective (Chen et al. 2020,
+            Sec. 2.2: with BERT "no attention logit masking is required");
+            `call_with_cache` (generation) needs True.
 
     Example:
 
@@ -109,7 +113,7 @@ class GPTBackbone(Backbone):
     presets = GPT_PRESETS
 
     def __init__(self, vocabulary_size, num_layers, hidden_dim, num_heads, intermediate_dim,
-                 max_sequence_length, dropout=0.1, norm_first=True, layer_norm_epsilon=1e-5, **kwargs):
+                 max_sequence_length, dropout=0.1, norm_first=True, layer_norm_epsilon=1e-5, causal=True, **kwargs):
         vocabulary_size = _positive_int(vocabulary_size, "vocabulary_size")
         num_layers = _positive_int(num_layers, "num_layers")
         hidden_dim = _positive_int(hidden_dim, "hidden_dim")
@@ -154,7 +158,7 @@ class GPTBackbone(Backbone):
         x = token_embedding(token_ids)  # U W_e, (B, T, D)
         x = embeddings_dropout(x + position_embedding(x))  # h_0 = U W_e + W_p
         for block in blocks:
-            x = block(x)  # h_l, causal self-attention + MLP
+            x = block(x, use_causal_mask=bool(causal))  # h_l, (causal) self-attention + MLP
         if final_norm is not None:
             x = final_norm(x)  # GPT-2's extra LayerNorm after the last block
         super().__init__(inputs=token_ids, outputs=x, **kwargs)
@@ -169,6 +173,7 @@ class GPTBackbone(Backbone):
         self.dropout = dropout
         self.norm_first = bool(norm_first)
         self.layer_norm_epsilon = layer_norm_epsilon
+        self.causal = bool(causal)
         self.token_embedding = token_embedding
         self.position_embedding = position_embedding
         self.embeddings_dropout = embeddings_dropout
@@ -197,6 +202,7 @@ class GPTBackbone(Backbone):
                 "dropout": self.dropout,
                 "norm_first": self.norm_first,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
+                "causal": self.causal,
             }
         )
         return config
