@@ -6,6 +6,8 @@
                        [--output-dir DIR] [--backend tensorflow|jax|torch] [--seed S] [--resume]
     paperzoo export MODEL.keras --format saved_model|litert [--output PATH]
                     [--vocabulary FILE] [--sequence-length N] [--pairs] [--no-lowercase]
+    paperzoo evaluate few-shot MODEL.keras --task TRAIN.jsonl [--eval-task EVAL.jsonl] --shots K
+                    [--choices FIELD] [--seed S] [--limit N] [--tokenizer DIR] [--output FILE.json]
 
 Problems with the request (unknown recipe, bad values, missing files) are reported
 as one line on stderr with exit status 2.
@@ -119,7 +121,77 @@ def build_parser():
     export.add_argument("--sequence-length", type=_positive_int, default=None, help="(with a vocabulary) pack texts to N tokens; default: the backbone's max_sequence_length")
     export.add_argument("--pairs", action="store_true", help="(with a vocabulary) the classifier was fine-tuned on sentence pairs: two string inputs")
     export.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None, help="(with a vocabulary) lower-case the text; default: inferred from the vocabulary")
+
+    evaluate = sub.add_parser("evaluate", help="evaluate a trained model")
+    protocols = evaluate.add_subparsers(dest="protocol", required=True, parser_class=_Parser)
+    few_shot = protocols.add_parser(
+        "few-shot", help="GPT-3's in-context learning: accuracy with K demonstrations in the prompt",
+        description="Accuracy (with its standard error) of a causal language model on a JSON-lines task with K "
+        "demonstrations drawn from the task's training file (Brown et al. 2020, Sec. 2; "
+        "keras_paperzoo.evaluation.few_shot_evaluate). Each line is an example: a context, a target, and for a "
+        "multiple-choice task its choices.")
+    few_shot.add_argument("model", help="a .keras causal LM (GPTCausalLM) written by `paperzoo train gpt`")
+    few_shot.add_argument("--task", required=True, help="JSON-lines file the demonstrations are drawn from")
+    few_shot.add_argument("--eval-task", default=None, help="JSON-lines file of examples to evaluate (default: --task)")
+    few_shot.add_argument("--shots", type=_int, required=True, help="K demonstrations per prompt (0: zero-shot)")
+    few_shot.add_argument("--context-field", default="context")
+    few_shot.add_argument("--target-field", default="target")
+    few_shot.add_argument("--choices", default=None, help="the field holding each example's choices "
+                          "(multiple choice, scored by log-likelihood); omitted: free-form answers, exact match")
+    few_shot.add_argument("--description", default=None, help="a task description put before the demonstrations")
+    few_shot.add_argument("--seed", type=_int, default=1234, help="the demonstrations' draw (default 1234)")
+    few_shot.add_argument("--limit", type=_positive_int, default=None, help="evaluate the first N examples only")
+    few_shot.add_argument("--tokenizer", default=None, help="a folder with vocabulary.json and merges.txt (a "
+                          "byte-pair tokenizer); default: the tokenizer saved in the model")
+    few_shot.add_argument("--output", default=None, help="write the result and per-example records as JSON here")
+    few_shot.add_argument("--backend", choices=BACKENDS, default=None)
     return parser
+
+
+def _few_shot(args):
+    model_path = pathlib.Path(args.model)
+    if not model_path.is_file() or model_path.suffix != ".keras":
+        raise _UsageError(f"model file {str(model_path)!r} is not an existing .keras file")
+    for name in ("task", "eval_task"):
+        path = getattr(args, name)
+        if path is not None and not pathlib.Path(path).is_file():
+            raise _UsageError(f"--{name.replace('_', '-')} file {path!r} does not exist")
+    if args.shots < 0:
+        raise _UsageError(f"--shots must be >= 0 (K demonstrations); got {args.shots}")
+    if args.output:
+        _check_writable(args.output)
+    if args.backend:
+        _select_backend(args.backend)
+    import json
+
+    import keras
+
+    from keras_paperzoo import models  # noqa: F401 (registers the package's classes for loading)
+    from keras_paperzoo.evaluation import FewShotTask, few_shot_evaluate
+
+    model = keras.saving.load_model(model_path, safe_mode=True)
+    tokenizer = getattr(model, "tokenizer", None)
+    if args.tokenizer:
+        import keras_hub
+
+        folder = pathlib.Path(args.tokenizer)
+        files = folder / "vocabulary.json", folder / "merges.txt"
+        if not all(f.is_file() for f in files):
+            raise _UsageError(f"--tokenizer {str(folder)!r} needs vocabulary.json and merges.txt")
+        tokenizer = keras_hub.tokenizers.BytePairTokenizer(vocabulary=str(files[0]), merges=str(files[1]))
+    if tokenizer is None:
+        raise _UsageError(f"{str(model_path)!r} holds no tokenizer; pass --tokenizer DIR (vocabulary.json, merges.txt)")
+    task = FewShotTask.from_jsonl(args.task, args.eval_task, context_field=args.context_field,
+                                  target_field=args.target_field, choices=args.choices, description=args.description,
+                                  name=pathlib.Path(args.task).stem)
+    result = few_shot_evaluate(model, tokenizer, task, shots=args.shots, seed=args.seed, limit=args.limit)
+    line = f"{task.name}: K={result['shots']}, {result['num_examples']} examples, accuracy {result['accuracy']:.4f} +- {result['accuracy_stderr']:.4f}"
+    if "accuracy_per_token" in result:
+        line += f" (per-token normalised {result['accuracy_per_token']:.4f} +- {result['accuracy_per_token_stderr']:.4f})"
+    print(line)
+    if args.output:
+        pathlib.Path(args.output).write_text(json.dumps(result, indent=2, default=str))
+    return 0
 
 
 def _list():
@@ -258,6 +330,8 @@ def main(argv=None):
             return _list()
         if args.command == "train":
             return _train(args)
+        if args.command == "evaluate":
+            return _few_shot(args)
         return _export(args)
     except _UsageError as error:
         print(f"paperzoo: error: {error}", file=sys.stderr)

@@ -6,6 +6,7 @@
 - ``knn``: the weighted kNN classifier on frozen features (Wu et al. 2018, InstDisc).
 - ``linear_probe``: a linear classifier on frozen features (MoCo, MAE protocols).
 - ``bleu``: corpus BLEU with sacreBLEU (the Transformer's translation metric).
+- ``few_shot``: zero-, one- and few-shot evaluation of a causal LM (GPT-3 Sec. 2.4).
 """
 
 from keras_paperzoo.evaluation.bleu import corpus_bleu
@@ -18,6 +19,7 @@ from keras_paperzoo.evaluation.gan_theory import (
     virtual_training_criterion,
 )
 from keras_paperzoo.evaluation.features import extract_features
+from keras_paperzoo.evaluation.few_shot import FewShotTask, few_shot_evaluate
 from keras_paperzoo.evaluation.knn import knn_accuracy, knn_predict
 from keras_paperzoo.evaluation.linear_probe import linear_probe
 from keras_paperzoo.evaluation.parzen import (
@@ -28,10 +30,12 @@ from keras_paperzoo.evaluation.parzen import (
 )
 
 __all__ = [
+    "FewShotTask",
     "classifier_two_sample_test",
     "corpus_bleu",
     "default_sigma_grid",
     "extract_features",
+    "few_shot_evaluate",
     "knn_accuracy",
     "knn_predict",
     "linear_probe",

@@ -3,12 +3,20 @@
 from keras_paperzoo.models.alexnet import AlexNetBackbone
 from keras_paperzoo.models.byol import BYOL
 from keras_paperzoo.models.cpc import CPC
-from keras_paperzoo.models.bert import BertBackbone, BertClassifier, BertPretrainer, BertSpanExtractor
+from keras_paperzoo.models.bert import (
+    BertBackbone,
+    BertClassifier,
+    BertMultipleChoice,
+    BertPretrainer,
+    BertSpanExtractor,
+    BertTokenTagger,
+)
 from keras_paperzoo.models.cmc import CMC
 from keras_paperzoo.models.deepcluster import DeepCluster
 from keras_paperzoo.models.densecl import DenseCL
 from keras_paperzoo.models.gan import GAN
 from keras_paperzoo.models.gpt import GPTBackbone, GPTCausalLM, GPTClassifier
+from keras_paperzoo.models.igpt import IGPT
 from keras_paperzoo.models.image_classifier import ImageClassifier
 from keras_paperzoo.models.instdisc import InstDisc
 from keras_paperzoo.models.invaspread import InvaSpread

@@ -10,3 +10,5 @@ from keras_paperzoo.models.bert.bert_presets import BERT_PRESETS, bert_parameter
 from keras_paperzoo.models.bert.bert_pretrainer import BertPretrainer
 from keras_paperzoo.models.bert.bert_classifier import BertClassifier
 from keras_paperzoo.models.bert.bert_span_extractor import BertSpanExtractor, best_spans, span_loss
+from keras_paperzoo.models.bert.bert_token_tagger import BertTokenTagger, tagging_loss
+from keras_paperzoo.models.bert.bert_multiple_choice import BertMultipleChoice

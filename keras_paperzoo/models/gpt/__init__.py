@@ -2,5 +2,7 @@
 
 from keras_paperzoo.models.gpt.gpt_backbone import GPTBackbone, gelu_approximate, gpt_parameter_count
 from keras_paperzoo.models.gpt.gpt_presets import GPT_PRESETS
+from keras_paperzoo.models.gpt.gpt3_optimizer import gpt3_optimizer
 from keras_paperzoo.models.gpt.gpt_causal_lm import GPTCausalLM, paper_optimizer
 from keras_paperzoo.models.gpt.gpt_classifier import GPTClassifier, LastTokenPooling, fine_tuning_optimizer
+from keras_paperzoo.models.gpt.gpt_task_inputs import add_task_tokens, pack_task_inputs, task_token_ids
