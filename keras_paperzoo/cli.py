@@ -170,6 +170,9 @@ def _few_shot(args):
     from keras_paperzoo.evaluation import FewShotTask, few_shot_evaluate
 
     model = keras.saving.load_model(model_path, safe_mode=True)
+    if not hasattr(getattr(model, "backbone", None), "max_sequence_length"):
+        raise _UsageError(f"{str(model_path)!r} holds a {type(model).__name__}, not a causal language model "
+                          "with a backbone of known context (a GPTCausalLM)")
     tokenizer = getattr(model, "tokenizer", None)
     if args.tokenizer:
         import keras_hub

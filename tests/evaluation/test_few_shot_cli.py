@@ -53,3 +53,15 @@ def test_bad_requests_are_one_line(saved, capsys, arguments, message):
     assert code == 2
     error = capsys.readouterr().err
     assert message in error and error.count("\n") == 1
+
+
+def test_a_model_that_is_not_a_causal_lm_is_refused_in_one_line(saved, capsys, tmp_path):
+    import keras
+
+    folder, _, _ = saved
+    classifier = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    classifier.save(tmp_path / "classifier.keras")
+    code = cli.main(["evaluate", "few-shot", str(tmp_path / "classifier.keras"), "--task",
+                     str(folder / "reverse.jsonl"), "--shots", "1", "--choices", "choices"])
+    error = capsys.readouterr().err
+    assert code == 2 and "holds a Sequential, not a causal language model" in error and error.count("\n") == 1
