@@ -25,7 +25,7 @@ from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 BACKENDS = ("tensorflow", "jax", "torch")
 # The deployable part of each trainer, for `paperzoo export`.
 EXPORT_SUBMODELS = {
-    "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "MoCo": "encoder",
+    "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "IGPT": "backbone", "MoCo": "encoder",
     "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None, "SimCLR": "encoder",
     "BYOL": "encoder", "CMC": "encoder", "InvaSpread": "embedding_network", "InstDisc": "encoder", "CPC": "encoder", "DeepCluster": "encoder", "DenseCL": "encoder", "SwAV": "encoder", "TransformerTranslator": None,  # a SavedModel that decodes (export/translator.py)
 }
@@ -92,6 +92,8 @@ def build_parser():
     train.add_argument("--parzen-samples", type=_positive_int, default=None, help="(gan) generated samples for the Parzen estimate (default 10000)")
     train.add_argument("--gan-update", choices=("alternating", "simultaneous"), default=None, help="(gan) Algorithm 1's "
                        "alternating D-then-G step (default) or the authors' code's simultaneous one")
+    train.add_argument("--objective", choices=("autoregressive", "bert"), default=None, help="(igpt) the pre-training "
+                       "objective (default autoregressive)")
     train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 

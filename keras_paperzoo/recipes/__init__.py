@@ -28,6 +28,12 @@ RECIPES = {
         "MAE pre-training of a ViT (--preset mae_tiny ... mae_vit_h14): 75 % random masking, reconstruction pictures, kNN of the frozen encoder.",
         "keras_paperzoo.recipes.mae",
     ),
+    "igpt": Recipe(
+        "igpt",
+        "Chen et al. 2020, Generative Pretraining from Pixels (iGPT)",
+        "iGPT pre-training (--preset igpt_mnist_tiny ... igpt_xl; --objective autoregressive or bert): a k-means colour palette, a GPT-2 decoder over the pixels in raster order; linear probes of every layer, completions of the bottom half.",
+        "keras_paperzoo.recipes.igpt",
+    ),
     "moco": Recipe(
         "moco",
         "He et al. 2020 / Chen et al. 2020, Momentum Contrast (MoCo v1 / v2)",

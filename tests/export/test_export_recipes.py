@@ -49,6 +49,7 @@ SHALLOWER = {
     "vit": ("ViTBackbone", ("vit_ti16", "config"), {"num_layers": 2}),
     "gpt": ("GPTBackbone", ("gpt_char_tiny", "config"), {"num_layers": 2}),
     "mae": ("MAE", ("mae_tiny", "backbone", "overrides"), {"num_layers": 2}),  # the encoder; the decoder has 2
+    "igpt": ("IGPT", ("igpt_mnist_tiny", "backbone", "overrides"), {"num_layers": 2}),
 }
 
 

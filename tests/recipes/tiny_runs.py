@@ -30,6 +30,8 @@ FAST_ARGUMENTS = {
     "bert": ["--dataset", "{documents}", *EPOCHS_AND_STEPS, "--batch-size", "4"],
     # The smallest images their networks take (conv1 11 x 11 / 4 and three poolings; VGG's five poolings).
     "alexnet": [*DEFAULT_ARGUMENTS, "--image-size", "67"],
+    # 8 x 8 pixels: sequences of 64 palette ids, not 256 (the next-pixel loop is the same at any length).
+    "igpt": [*DEFAULT_ARGUMENTS, "--image-size", "8"],
     "vgg": [*DEFAULT_ARGUMENTS, "--image-size", "32"],
     "transformer": ["--dataset", "{multi30k}", "--preset", "transformer_tiny", *EPOCHS_AND_STEPS, "--batch-size", "4"],
 }
