@@ -7,6 +7,8 @@
 - ``linear_probe``: a linear classifier on frozen features (MoCo, MAE protocols).
 - ``bleu``: corpus BLEU with sacreBLEU (the Transformer's translation metric).
 - ``few_shot``: zero-, one- and few-shot evaluation of a causal LM (GPT-3 Sec. 2.4).
+- ``zero_shot``: GPT-2's zero-shot tasks (Sec. 3): LAMBADA, "TL;DR:" summaries with
+  ROUGE, translation prompts with BLEU.
 """
 
 from keras_paperzoo.evaluation.bleu import corpus_bleu
@@ -28,16 +30,24 @@ from keras_paperzoo.evaluation.parzen import (
     parzen_log_likelihood,
     select_sigma,
 )
+from keras_paperzoo.evaluation.zero_shot import (
+    corpus_rouge,
+    lambada_accuracy,
+    summarize_tldr,
+    translate_prompt,
+)
 
 __all__ = [
     "FewShotTask",
     "classifier_two_sample_test",
     "corpus_bleu",
+    "corpus_rouge",
     "default_sigma_grid",
     "extract_features",
     "few_shot_evaluate",
     "knn_accuracy",
     "knn_predict",
+    "lambada_accuracy",
     "linear_probe",
     "js_divergence",
     "kl_divergence",
@@ -45,6 +55,8 @@ __all__ = [
     "parzen_evaluation",
     "parzen_log_likelihood",
     "select_sigma",
+    "summarize_tldr",
+    "translate_prompt",
     "value_function",
     "virtual_training_criterion",
 ]

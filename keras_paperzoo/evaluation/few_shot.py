@@ -19,13 +19,14 @@ The prompt follows lm-evaluation-harness's layout:
 
 Scoring. Multiple choice: log P(T + choice | prompt), summed over the choice's tokens
 and divided by their number (per-token); both accuracies are reported, as GPT-3 does.
-Every (prompt + choice) row of an example is scored in one batched, compiled forward
-pass (`predict_on_batch`, rows right padded to a power-of-two length); the shared
-prompt is recomputed per choice, not reused through the key/value cache, because
-eager `call_with_cache` calls are slow where the compiled pass is fast (measured in
-`choice_log_likelihoods`). Free-form answers: greedy decoding until a stop string
-(the fewshot delimiter and a newline by default) or `max_new_tokens`, then exact match
-of the stripped strings.
+With a model that has a key/value cache (`GPTCausalLM.call_with_cache`), the shared
+prompt is run once into the cache and every choice's continuation is scored from that
+cache (one compiled `predict_on_batch` per example: the prompt, then the C
+continuations as a batch reading the prompt's keys and values); other causal LMs score
+every (prompt + choice) row in one batched, compiled forward pass (rows right padded to
+a power-of-two length). Both give the same log-likelihoods (tested). Free-form
+answers: greedy decoding until a stop string (the fewshot delimiter and a newline by
+default) or `max_new_tokens`, then exact match of the stripped strings.
 
 Deviations from GPT-3: greedy decoding instead of beam search (width 4, length
 penalty 0.6) for free-form tasks; no normalisation by the unconditional answer
@@ -168,7 +169,7 @@ class FewShotTask:
 
 
 def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens=32, stop=None, limit=None,
-                      context_length=None):
+                      context_length=None, use_cache=None):
     """Accuracy of `model` on `task` with K = `shots` demonstrations per example (GPT-3 Sec. 2.4).
 
     Args:
@@ -186,6 +187,9 @@ def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens
         limit: evaluate only the first `limit` evaluation examples.
         context_length: the model's context in tokens (default
             `model.backbone.max_sequence_length`).
+        use_cache: multiple choice: score the prompt once into the key/value cache and
+            the choices from it. None: when the model has one (`call_with_cache` and a
+            causal backbone with `empty_cache`); False: the batched rows; True: required.
 
     Returns a dict: "accuracy" and "accuracy_stderr" (multiple choice: by the summed
     log-likelihood; free-form: exact match), "accuracy_per_token" and its
@@ -202,6 +206,7 @@ def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens
         raise ValueError(f"limit must be a positive int (examples to evaluate) or None; got limit={limit!r}.")
     context = int(context_length or model.backbone.max_sequence_length)
     scorer = _Scorer(model, context)
+    choice_scorer = _choice_scorer(model, context, use_cache, scorer) if task.is_multiple_choice else None
     count = len(task.evaluation) if limit is None else min(int(limit), len(task.evaluation))  # limit >= 1
     stop = [task.fewshot_delimiter, "\n"] if stop is None else list(stop)
     records = []
@@ -215,7 +220,7 @@ def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens
         if task.is_multiple_choice:
             continuations = [_encode(tokenizer, task.target_delimiter + c) for c in task.choices_of(example)]
             _check_fits(index, len(prompt_ids), max(len(c) for c in continuations), context)
-            record["log_likelihoods"] = choice_log_likelihoods(model, prompt_ids, continuations, scorer)
+            record["log_likelihoods"] = choice_log_likelihoods(model, prompt_ids, continuations, choice_scorer)
             record["num_tokens"] = [len(c) for c in continuations]
             target = task.target_index(example)
             record["correct"] = int(np.argmax(record["log_likelihoods"])) == target
@@ -238,24 +243,53 @@ def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens
     return result
 
 
-def choice_log_likelihoods(model, prompt_ids, continuations, scorer=None):
+def choice_log_likelihoods(model, prompt_ids, continuations, scorer=None, use_cache=None):
     """log P(continuation | prompt) for each continuation (list of int lists), summed over its tokens.
 
-    One batched forward pass over the rows prompt + continuation (C rows, right padded
-    to a length bucket; causal attention keeps padding out of the real positions):
-    token c_j is scored by the logits at position P - 1 + j. The prompt is recomputed
-    per choice rather than shared through the key/value cache: eager
-    `call_with_cache` calls took 15 s each for a 2-layer model on JAX (CPU), where the
-    compiled pass of `predict_on_batch` takes milliseconds once a bucket is compiled.
+    With the key/value cache (`use_cache`, see `few_shot_evaluate`): the prompt is run
+    once, its keys and values copied to the C continuations, which are scored from them
+    as one batch. Without: one batched forward pass over the rows prompt + continuation
+    (C rows, right padded to a length bucket; causal attention keeps padding out of the
+    real positions). Either way token c_j is scored by the logits at position P - 1 + j,
+    inside one compiled `predict_on_batch` (eager `call_with_cache` calls took 15 s each
+    for a 2-layer model on JAX, CPU; the compiled call milliseconds once its shapes are
+    compiled).
+
+    Args:
+        scorer: a `_Scorer` or `_CachedScorer` to reuse (None: one for `use_cache`).
     """
-    scorer = scorer or _Scorer(model)
+    scorer = scorer or _choice_scorer(model, None, use_cache)
+    if isinstance(scorer, _CachedScorer):
+        return scorer.log_likelihoods(prompt_ids, continuations)
     prompt_length = len(prompt_ids)
     rows = [list(prompt_ids) + list(ids) for ids in continuations]
-    token_log_probs, _ = scorer(rows)  # (C, L): log P(row[i + 1] | row[: i + 1])
+    token_log_probs = scorer(rows)[0]  # (C, L): log P(row[i + 1] | row[: i + 1])
     totals = []
     for i, ids in enumerate(continuations):
         totals.append(float(token_log_probs[i, prompt_length - 1 : prompt_length - 1 + len(ids)].sum()))
     return totals
+
+
+def _has_cache(model):
+    """Whether `model` scores with a key/value cache: `call_with_cache` and a causal backbone with `empty_cache`."""
+    backbone = getattr(model, "backbone", None)
+    return (callable(getattr(model, "call_with_cache", None)) and callable(getattr(backbone, "empty_cache", None))
+            and bool(getattr(backbone, "causal", True)))
+
+
+def _choice_scorer(model, context, use_cache, scorer=None):
+    """The scorer of choices: `_CachedScorer` when `use_cache` (None: when the model has a cache), else `_Scorer`."""
+    if use_cache not in (None, True, False):
+        raise ValueError(f"use_cache must be None (when the model has a cache), True or False; got {use_cache!r}.")
+    cached = _has_cache(model)
+    if use_cache and not cached:
+        raise ValueError(
+            f"use_cache=True needs a causal LM with a key/value cache (`call_with_cache` and a causal backbone with "
+            f"`empty_cache`, as GPTCausalLM); {type(model).__name__} has none."
+        )
+    if cached and use_cache is not False:
+        return _CachedScorer(model, context)
+    return scorer or _Scorer(model, context)
 
 
 def greedy_answer(model, tokenizer, prompt_ids, max_new_tokens, stop, scorer=None):
@@ -267,7 +301,7 @@ def greedy_answer(model, tokenizer, prompt_ids, max_new_tokens, stop, scorer=Non
     scorer = scorer or _Scorer(model)
     ids, generated, text = list(prompt_ids), [], ""
     for _ in range(max_new_tokens):
-        _, greedy = scorer([ids])  # (1, L): argmax_v P(v | row[: i + 1])
+        greedy = scorer([ids])[1]  # (1, L): argmax_v P(v | row[: i + 1])
         token = int(greedy[0, len(ids) - 1])
         ids.append(token)
         generated.append(token)
@@ -279,12 +313,19 @@ def greedy_answer(model, tokenizer, prompt_ids, max_new_tokens, stop, scorer=Non
 
 
 class _NextTokenScores(keras.layers.Layer):
-    """(logits (B, L, V), next tokens (B, L)) -> (log P(next token) (B, L), argmax token (B, L))."""
+    """(logits (B, L, V), next tokens (B, L)) -> (log P(next token) (B, L), argmax token (B, L)[, top-k (B, L, k)])."""
+
+    def __init__(self, top_k=0, **kwargs):
+        super().__init__(**kwargs)
+        self.top_k = int(top_k)
 
     def call(self, logits, next_tokens):
         log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (B, L, V)
         chosen = ops.take_along_axis(log_probs, ops.expand_dims(next_tokens, -1), axis=-1)  # (B, L, 1)
-        return ops.squeeze(chosen, -1), ops.argmax(logits, axis=-1)
+        if not self.top_k:
+            return ops.squeeze(chosen, -1), ops.argmax(logits, axis=-1)
+        _, top = ops.top_k(ops.cast(logits, "float32"), self.top_k)  # (B, L, k), most likely first
+        return ops.squeeze(chosen, -1), ops.argmax(logits, axis=-1), top
 
 
 class _Scorer:
@@ -292,15 +333,17 @@ class _Scorer:
 
     Rows are right padded to a power of two (at least 16, at most the context) so
     that a run compiles a few shapes; only (B, L) values leave the device, not the
-    (B, L, V) logits.
+    (B, L, V) logits. With `top_k` > 0 a call also returns the k most likely tokens
+    at each position, (B, L, k).
     """
 
-    def __init__(self, model, context=None):
+    def __init__(self, model, context=None, top_k=0):
         token_ids = keras.Input((None,), dtype="int32", name="token_ids")
         next_tokens = keras.Input((None,), dtype="int32", name="next_tokens")
-        outputs = _NextTokenScores()(model(token_ids), next_tokens)
+        outputs = _NextTokenScores(top_k)(model(token_ids), next_tokens)
         self.model = keras.Model([token_ids, next_tokens], outputs)
         self.context = int(context or model.backbone.max_sequence_length)
+        self.top_k = int(top_k)
 
     def __call__(self, rows):
         longest = max(len(r) for r in rows)
@@ -309,8 +352,66 @@ class _Scorer:
         for i, row in enumerate(rows):
             token_ids[i, : len(row)] = row
         next_tokens = np.concatenate([token_ids[:, 1:], np.zeros((len(rows), 1), "int32")], axis=1)  # (B, L)
-        chosen, greedy = self.model.predict_on_batch([token_ids, next_tokens])
-        return np.asarray(chosen, "float64"), np.asarray(greedy)
+        outputs = self.model.predict_on_batch([token_ids, next_tokens])
+        chosen, greedy = np.asarray(outputs[0], "float64"), np.asarray(outputs[1])
+        return (chosen, greedy, np.asarray(outputs[2])) if self.top_k else (chosen, greedy)
+
+
+class _CachedChoices(keras.Model):
+    """Continuation log-probabilities from the prompt's key/value cache, compiled as one `predict_on_batch`.
+
+    Inputs: "prompt" (1, P_b) right padded, "prompt_length" (1,) the true P,
+    "continuations" (C, L_b) right padded, "cache_positions" (1, S) whose length is
+    the cache's. Output: (C, L_b), log P(c_j | prompt, c_<j) at each j.
+    """
+
+    def __init__(self, lm, **kwargs):
+        super().__init__(**kwargs)
+        self.lm = lm
+        self.built = True  # the LM's weights exist: no eager build call (slow on JAX), `predict_on_batch` traces
+
+    def call(self, inputs):
+        prompt, continuations = inputs["prompt"], inputs["continuations"]
+        length = inputs["prompt_length"][0]  # P, the first continuation position
+        cache = self.lm.backbone.empty_cache(1, ops.shape(inputs["cache_positions"])[1])  # (1, layers, 2, S, H, d)
+        prompt_logits, _, cache = self.lm.call_with_cache(prompt, cache, 0)  # the prompt once: (1, P_b, V)
+        count = ops.shape(continuations)[0]
+        cache = ops.repeat(cache, count, axis=0)  # (C, layers, 2, S, H, d), the prompt's keys and values per choice
+        logits, _, _ = self.lm.call_with_cache(continuations, cache, length)  # (C, L_b, V), positions P..P+L_b-1
+        last = ops.take(prompt_logits, length - 1, axis=1)  # (1, V), predicts c_0
+        last = ops.repeat(ops.expand_dims(last, 1), count, axis=0)  # (C, 1, V)
+        predicting = ops.concatenate([last, logits[:, :-1]], axis=1)  # (C, L_b, V): position j predicts c_j
+        log_probs = ops.log_softmax(ops.cast(predicting, "float32"), axis=-1)
+        chosen = ops.take_along_axis(log_probs, ops.expand_dims(continuations, -1), axis=-1)  # (C, L_b, 1)
+        return ops.squeeze(chosen, -1)
+
+
+class _CachedScorer:
+    """Choices' log-likelihoods with the prompt scored once into the key/value cache (`_CachedChoices`).
+
+    The prompt is padded to a power-of-two bucket P_b (at least 16), the continuations
+    to L_b (at least 4, at most context - P so that their positions exist), the cache to
+    S = bucket(P + L_b) (at most the context): the prompt's padding is overwritten by the
+    continuations or lies after them, where the causal mask hides it.
+    """
+
+    def __init__(self, model, context=None):
+        self.model = _CachedChoices(model, name="cached_choices")  # compiled per shape, on first use
+        self.context = int(context or model.backbone.max_sequence_length)
+
+    def log_likelihoods(self, prompt_ids, continuations):
+        bucket = lambda n, low: min(self.context, max(low, 1 << (n - 1).bit_length()))  # noqa: E731
+        length, longest = len(prompt_ids), max(len(c) for c in continuations)
+        width = min(bucket(longest, 4), self.context - length)  # L_b
+        prompt = np.zeros((1, bucket(length, 16)), "int32")
+        prompt[0, :length] = prompt_ids
+        rows = np.zeros((len(continuations), width), "int32")  # (C, L_b), right padded
+        for i, ids in enumerate(continuations):
+            rows[i, : len(ids)] = ids
+        inputs = {"prompt": prompt, "prompt_length": np.array([length], "int32"), "continuations": rows,
+                  "cache_positions": np.zeros((1, bucket(length + width, 16)), "int32")}
+        chosen = np.asarray(self.model.predict_on_batch(inputs), "float64")  # (C, L_b)
+        return [float(chosen[i, : len(ids)].sum()) for i, ids in enumerate(continuations)]
 
 
 def _check_fits(index, prompt_length, continuation_length, context):

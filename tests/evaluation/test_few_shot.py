@@ -5,9 +5,11 @@ import json
 import numpy as np
 import pytest
 
+import keras
+
 from keras_paperzoo.data.char_text import CharTokenizer
 from keras_paperzoo.evaluation import FewShotTask, few_shot_evaluate
-from keras_paperzoo.evaluation.few_shot import choice_log_likelihoods
+from keras_paperzoo.evaluation.few_shot import _CachedScorer, _choice_scorer, _Scorer, choice_log_likelihoods
 from keras_paperzoo.models.gpt.gpt_backbone import GPTBackbone
 from keras_paperzoo.models.gpt.gpt_causal_lm import GPTCausalLM
 
@@ -108,9 +110,31 @@ def test_more_shots_than_training_examples_is_an_error():
 def test_choice_log_likelihoods_of_the_batched_pass_equal_a_plain_forward_pass(lm):
     prompt = TOKENIZER.tokenize("ab+cd=?")
     continuations = [TOKENIZER.tokenize(s) for s in (" x", " yz1", " 7")]
-    got = choice_log_likelihoods(lm, prompt, continuations)
+    got = choice_log_likelihoods(lm, prompt, continuations, use_cache=False)
     expected = plain_log_likelihoods(lm, [(prompt, c) for c in continuations])
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_choice_log_likelihoods_from_the_key_value_cache_equal_those_without(lm):
+    scorer = _CachedScorer(lm, 48)
+    for prompt_text in ("ab+cd=?", "q" * 40):  # (prompt, continuation) buckets: 16 and 8; 48 and 8, the context's end
+        prompt = TOKENIZER.tokenize(prompt_text)
+        continuations = [TOKENIZER.tokenize(s) for s in (" x", " yz1", " 7", " abcdefg")]
+        cached = choice_log_likelihoods(lm, prompt, continuations, scorer)
+        without = plain_log_likelihoods(lm, [(prompt, c) for c in continuations])  # full rows, no cache
+        np.testing.assert_allclose(cached, without, rtol=0, atol=1e-4)
+    assert isinstance(_choice_scorer(lm, 48, None), _CachedScorer)  # use_cache=None: the cache when there is one
+
+
+def test_a_model_without_a_cache_is_scored_by_the_batched_rows(lm):
+    plain = keras.Model(lm.inputs, lm.outputs[0])  # the same logits, no call_with_cache
+    prompt, continuations = TOKENIZER.tokenize("ab+cd=?"), [TOKENIZER.tokenize(s) for s in (" x", " yz1")]
+    scorer = _choice_scorer(plain, 48, use_cache=None)  # no cache: the batched rows
+    assert type(scorer) is _Scorer
+    got = choice_log_likelihoods(plain, prompt, continuations, scorer)
+    np.testing.assert_allclose(got, plain_log_likelihoods(lm, [(prompt, c) for c in continuations]), atol=1e-4)
+    with pytest.raises(ValueError, match="use_cache=True needs a causal LM with a key/value cache .* Functional has"):
+        choice_log_likelihoods(plain, prompt, continuations, use_cache=True)
 
 
 def test_multiple_choice_accuracy_summed_and_per_token(lm):

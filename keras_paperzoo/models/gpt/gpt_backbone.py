@@ -54,6 +54,49 @@ def gpt_parameter_count(vocabulary_size, num_layers, hidden_dim, intermediate_di
     return vocabulary_size * d + max_sequence_length * d + num_layers * block + final_norm
 
 
+ATTENTION_PATTERNS = ("dense", "alternating_banded", "banded")
+
+
+def banded_layers(attention_pattern, num_layers):
+    """Indices of the blocks with locally banded attention: none, the odd ones (1, 3, ...), or all."""
+    if attention_pattern == "dense":
+        return []
+    return [i for i in range(num_layers) if attention_pattern == "banded" or i % 2 == 1]
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class LocalBandMask(keras.layers.Layer):
+    """The locally banded attention mask: query position t may attend to key positions j > t - w.
+
+    (B, T, D) queries -> (B, T, S) int mask, 1 where key position j satisfies
+    t - j < `window` with t = `start_index` + query index; S is `key_length` (a key/value
+    cache's length) or T. It is combined with the causal mask (j <= t) by the
+    attention layer, which leaves the band [t - w + 1, t]: the local attention of the
+    Sparse Transformer (Child et al. 2019, Sec. 4.2), used by GPT-3 (Brown et al. 2020,
+    Sec. 2.1) in every other layer.
+    """
+
+    def __init__(self, window, **kwargs):
+        super().__init__(**kwargs)
+        self.window = int(window)
+
+    def call(self, x, start_index=0, key_length=None):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        keys = length if key_length is None else key_length
+        t = ops.expand_dims(ops.arange(length, dtype="int32") + ops.cast(start_index, "int32"), 1)  # (T, 1)
+        j = ops.expand_dims(ops.arange(keys, dtype="int32"), 0)  # (1, S)
+        mask = ops.cast(ops.less(t - j, self.window), "int32")  # (T, S)
+        return ops.broadcast_to(ops.expand_dims(mask, 0), (batch, length, keys))  # (B, T, S)
+
+    def compute_output_shape(self, input_shape):
+        return (input_shape[0], input_shape[1], input_shape[1])
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"window": self.window})
+        return config
+
+
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
 class GPTBackbone(Backbone):
     """Decoder-only causal Transformer: token ids (B, T) -> hidden states (B, T, D).
@@ -80,6 +123,16 @@ class GPTBackbone(Backbone):
     Right padding needs no mask: attention is causal, so padding after a token never
     reaches it.
 
+    GPT-3's sparse attention (Brown et al. 2020, Sec. 2.1: "alternating dense and
+    locally banded sparse attention patterns in the layers of the transformer, similar
+    to the Sparse Transformer"): `attention_pattern="alternating_banded"` makes the odd
+    blocks (1, 3, ...; the first block stays dense, as in EleutherAI's GPT-Neo
+    replication) attend only to a band of `local_window` positions, t to
+    [t - w + 1, t] (`LocalBandMask`, combined with the causal mask); `"banded"` bands
+    every block. The paper gives neither the band width nor which layers come first;
+    GPT-Neo uses 256. The band is a mask over dense attention: the same outputs as a
+    sparse kernel, not its memory or speed.
+
     Differences from `keras_hub.models.GPT2Backbone`: GPT-1's post-norm blocks, the
     residual-projection scaling (keras-hub initialises every kernel alike), no
     `padding_mask` input (causal attention makes it unnecessary for right padding).
@@ -99,6 +152,11 @@ class GPTBackbone(Backbone):
             False: full self-attention, for iGPT's BERT objective (Chen et al. 2020,
             Sec. 2.2: with BERT "no attention logit masking is required");
             `call_with_cache` (generation) needs True.
+        attention_pattern: "dense" (default: every block attends to all earlier
+            positions), "alternating_banded" (GPT-3 Sec. 2.1: blocks 1, 3, ... locally
+            banded) or "banded" (every block).
+        local_window: int, the band width w of the banded blocks (needed with a banded
+            pattern, None with "dense").
 
     Example:
 
@@ -113,7 +171,8 @@ class GPTBackbone(Backbone):
     presets = GPT_PRESETS
 
     def __init__(self, vocabulary_size, num_layers, hidden_dim, num_heads, intermediate_dim,
-                 max_sequence_length, dropout=0.1, norm_first=True, layer_norm_epsilon=1e-5, causal=True, **kwargs):
+                 max_sequence_length, dropout=0.1, norm_first=True, layer_norm_epsilon=1e-5, causal=True,
+                 attention_pattern="dense", local_window=None, **kwargs):
         vocabulary_size = _positive_int(vocabulary_size, "vocabulary_size")
         num_layers = _positive_int(num_layers, "num_layers")
         hidden_dim = _positive_int(hidden_dim, "hidden_dim")
@@ -126,6 +185,22 @@ class GPTBackbone(Backbone):
             raise ValueError(f"GPTBackbone dropout must be in [0, 1); got dropout={dropout!r}.")
         if not layer_norm_epsilon > 0:
             raise ValueError(f"GPTBackbone layer_norm_epsilon must be positive; got {layer_norm_epsilon!r}.")
+        if attention_pattern not in ATTENTION_PATTERNS:
+            raise ValueError(
+                f"GPTBackbone attention_pattern must be one of {', '.join(ATTENTION_PATTERNS)}; "
+                f"got attention_pattern={attention_pattern!r}."
+            )
+        if attention_pattern == "dense" and local_window is not None:
+            raise ValueError(
+                f"GPTBackbone local_window is the band width of a banded attention_pattern; got "
+                f"local_window={local_window!r} with attention_pattern='dense'."
+            )
+        if attention_pattern != "dense":
+            local_window = _positive_int(local_window, "local_window")
+            if not causal:
+                raise ValueError(
+                    f"GPTBackbone attention_pattern={attention_pattern!r} is a causal band; it needs causal=True."
+                )
         normal = lambda: keras.initializers.RandomNormal(stddev=INITIALIZER_RANGE)  # noqa: E731
 
         # === Layers ===
@@ -152,13 +227,17 @@ class GPTBackbone(Backbone):
         final_norm = (
             keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="layer_norm") if norm_first else None
         )
+        banded = banded_layers(attention_pattern, num_layers)
+        band_mask = LocalBandMask(local_window, name="local_band_mask") if banded else None
 
         # === Functional Model ===
         token_ids = keras.Input((None,), dtype="int32", name="token_ids")
         x = token_embedding(token_ids)  # U W_e, (B, T, D)
         x = embeddings_dropout(x + position_embedding(x))  # h_0 = U W_e + W_p
-        for block in blocks:
-            x = block(x, use_causal_mask=bool(causal))  # h_l, (causal) self-attention + MLP
+        band = None if band_mask is None else band_mask(x)  # (B, T, T), 1 inside the band
+        for i, block in enumerate(blocks):
+            mask = band if i in banded else None  # GPT-3's banded blocks: causal mask and band
+            x = block(x, decoder_attention_mask=mask, use_causal_mask=bool(causal))  # h_l, self-attention + MLP
         if final_norm is not None:
             x = final_norm(x)  # GPT-2's extra LayerNorm after the last block
         super().__init__(inputs=token_ids, outputs=x, **kwargs)
@@ -174,6 +253,10 @@ class GPTBackbone(Backbone):
         self.norm_first = bool(norm_first)
         self.layer_norm_epsilon = layer_norm_epsilon
         self.causal = bool(causal)
+        self.attention_pattern = attention_pattern
+        self.local_window = local_window
+        self.banded_layers = banded
+        self.band_mask = band_mask
         self.token_embedding = token_embedding
         self.position_embedding = position_embedding
         self.embeddings_dropout = embeddings_dropout
@@ -203,6 +286,8 @@ class GPTBackbone(Backbone):
                 "norm_first": self.norm_first,
                 "layer_norm_epsilon": self.layer_norm_epsilon,
                 "causal": self.causal,
+                "attention_pattern": self.attention_pattern,
+                "local_window": self.local_window,
             }
         )
         return config
@@ -226,9 +311,13 @@ class GPTBackbone(Backbone):
         x = self.token_embedding(token_ids)  # (B, t, D)
         x = self.embeddings_dropout(x + self.position_embedding(x, start_index=cache_update_index), training=training)
         caches = []
+        band = None  # (B, t, max_length): the band around positions index..index+t-1
+        if self.band_mask is not None:
+            band = self.band_mask(x, start_index=cache_update_index, key_length=ops.shape(cache)[3])
         for i, block in enumerate(self.transformer_layers):
             x, layer_cache = block(
                 x,
+                decoder_attention_mask=band if i in self.banded_layers else None,
                 self_attention_cache=cache[:, i, ...],  # (B, 2, max_length, heads, head_dim)
                 self_attention_cache_update_index=cache_update_index,
                 training=training,

@@ -23,9 +23,13 @@
   Deviations: (1) GPT-3 XL: the table's 24 heads of 128 do not make its d_model 2048
   (24 x 128 = 3072); we keep d_head 128 with 16 heads, as EleutherAI's GPT-Neo 1.3B.
   (2) GPT-3 13B: the table's d_model 5140 is not divisible by its 40 heads; we use
-  5120 = 40 x 128, its d_head column. (3) Every layer has dense attention: the paper's
-  "alternating dense and locally banded sparse attention patterns in the layers of the
-  transformer, similar to the Sparse Transformer" is not implemented. (4) Dropout 0.1,
+  5120 = 40 x 128, its d_head column. (3) Every layer has dense attention by default: the
+  paper's "alternating dense and locally banded sparse attention patterns in the layers of
+  the transformer, similar to the Sparse Transformer" is an option,
+  `GPTBackbone.from_preset("gpt3_small", attention_pattern="alternating_banded",
+  local_window=256)` (blocks 1, 3, ... banded), not the default because the paper gives
+  neither the band width nor the order of the layers (256, dense first: EleutherAI's
+  GPT-Neo). The mask adds no parameters: the counts below hold for both. (4) Dropout 0.1,
   GPT-2's (the GPT-3 paper names none). Parameter counts (tied embedding, 2048
   positions): 125.2M, 355.9M, 760.3M, 1.316B, 2.652B, 6.658B, 12.853B, 174.604B, each
   within 2 % of the table's 125M, 350M, 760M, 1.3B, 2.7B, 6.7B, 13.0B, 175.0B.
