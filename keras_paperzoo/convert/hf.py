@@ -36,6 +36,7 @@ import os
 import numpy as np
 
 READERS = {
+    "beit": "keras_paperzoo.convert.hf_beit:beit_from_hf",
     "bert": "keras_paperzoo.convert.hf_bert:bert_from_hf",
     "gpt2": "keras_paperzoo.convert.hf_gpt2:gpt2_from_hf",
 }
@@ -50,6 +51,7 @@ def from_transformers(model_or_checkpoint_dir, return_tokenizer=False):
     |---|---|
     | `"bert"` | `BertBackbone` (`BertModel`, `BertForPreTraining`, `BertForMaskedLM`, ... : the encoder and pooler) |
     | `"gpt2"` | `GPTBackbone` (`GPT2Model`, `GPT2LMHeadModel`) |
+    | `"beit"` | `BEiTBackbone` (`BeitModel`, `BeitForImageClassification`, `BeitForMaskedImageModeling`) |
 
     Args:
         model_or_checkpoint_dir: a `transformers.PreTrainedModel`, or the path of a folder

@@ -1,6 +1,7 @@
 """Models: one folder per paper (backbones, trainers, presets)."""
 
 from keras_paperzoo.models.alexnet import AlexNetBackbone
+from keras_paperzoo.models.beit import BEiT, BEiTBackbone, BEiTClassifier, VisualTokenizer
 from keras_paperzoo.models.byol import BYOL
 from keras_paperzoo.models.cpc import CPC
 from keras_paperzoo.models.bert import (

@@ -28,6 +28,12 @@ RECIPES = {
         "MAE pre-training of a ViT (--preset mae_tiny ... mae_vit_h14): 75 % random masking, reconstruction pictures, kNN of the frozen encoder.",
         "keras_paperzoo.recipes.mae",
     ),
+    "beit": Recipe(
+        "beit",
+        "Bao et al. 2022, BERT Pre-Training of Image Transformers (BEiT)",
+        "BEiT pre-training in two stages (--preset beit_tiny_digits ... beit_large_patch16_224): a discrete-VAE visual tokenizer trained here, then masked image modelling (blockwise masks, [M], the visual tokens of the masked patches predicted); tokenizer perplexity and reconstructions, kNN of the frozen backbone.",
+        "keras_paperzoo.recipes.beit",
+    ),
     "igpt": Recipe(
         "igpt",
         "Chen et al. 2020, Generative Pretraining from Pixels (iGPT)",

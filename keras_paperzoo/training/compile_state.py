@@ -31,4 +31,18 @@ def restore_compile(model, config):
     config = keras.saving.deserialize_keras_object(config)
     keras.Model.compile(model, **config)
     if model.built:
-        model.optimizer.build(model.trainable_variables)
+        model.optimizer.build(_variables_trained(model))
+
+
+def _variables_trained(model):
+    """The variables the saved optimizer was built on: the trainable ones, or, for a model saved frozen
+    (BEiT's tokenizer inside `BEiT`: trained, then `trainable = False`), those it trained before.
+
+    Keras's `trainable` setter freezes every sublayer, so thawing and freezing again restores the state.
+    """
+    if model.trainable:
+        return model.trainable_variables
+    model.trainable = True
+    variables = list(model.trainable_variables)
+    model.trainable = False
+    return variables

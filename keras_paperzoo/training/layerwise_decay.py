@@ -53,14 +53,16 @@ class ScaledSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
 
 def _find_vit(model):
+    from keras_paperzoo.models.beit.beit_backbone import BEiTBackbone
     from keras_paperzoo.models.vit.vit_backbone import ViTBackbone
 
-    if isinstance(model, ViTBackbone):
+    kinds = (ViTBackbone, BEiTBackbone)
+    if isinstance(model, kinds):
         return model
-    found = [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, ViTBackbone)]
+    found = [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, kinds)]
     if len(found) != 1:
         raise ValueError(
-            f"layerwise_decay_optimizer needs exactly one ViTBackbone inside {model.name!r} (found "
+            f"layerwise_decay_optimizer needs exactly one ViTBackbone or BEiTBackbone inside {model.name!r} (found "
             f"{len(found)}); pass backbone=... to choose it."
         )
     return found[0]
@@ -69,14 +71,16 @@ def _find_vit(model):
 def vit_layer_ids(model, backbone=None):
     """{id(variable): layer id} for `model`'s trainable variables, and L = the ViT's depth.
 
-    Layer 0: the hybrid stem, patch embedding, class token and position embedding;
-    layer i + 1: Transformer block i (relative-position tables included); L + 1:
-    everything else (the final norm, heads).
+    Layer 0: the hybrid stem, patch embedding, class token, position embedding (and a
+    `BEiTBackbone`'s [M] embedding, as BEiT's `get_num_layer_for_vit`); layer i + 1:
+    Transformer block i (relative-position tables included); L + 1: everything else
+    (the final norm, heads).
     """
     vit = backbone if backbone is not None else _find_vit(model)
     depth = len(vit.transformer_blocks)
     ids = {}
-    embedding_layers = [vit.hybrid_stem, vit.patch_embedding, vit.class_token, vit.position_layer]
+    embedding_layers = [vit.hybrid_stem, vit.patch_embedding, vit.class_token, vit.position_layer,
+                        getattr(vit, "mask_embedding", None)]
     for layer in embedding_layers:
         if layer is not None:
             for variable in layer.trainable_variables:
@@ -112,7 +116,7 @@ def layerwise_decay_optimizer(model, optimizer=None, layer_decay=0.65, backbone=
             A `SelectiveDecayAdamW` base also keeps biases, norms and `no_decay_paths`
             free of weight decay.
         layer_decay: float in (0, 1]: 0.65 for ViT-B, 0.75 for ViT-L/H (MAE App. A.2).
-        backbone: the `ViTBackbone` whose blocks define the layers; found inside
+        backbone: the `ViTBackbone` (or `BEiTBackbone`) whose blocks define the layers; found inside
             `model` when omitted.
         no_decay_paths: regexes of variable paths without weight decay (position
             embeddings, class token), used with a `SelectiveDecayAdamW` base.

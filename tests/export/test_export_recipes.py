@@ -50,6 +50,7 @@ SHALLOWER = {
     "gpt": ("GPTBackbone", ("gpt_char_tiny", "config"), {"num_layers": 2}),
     "mae": ("MAE", ("mae_tiny", "backbone", "overrides"), {"num_layers": 2}),  # the encoder; the decoder has 2
     "igpt": ("IGPT", ("igpt_mnist_tiny", "backbone", "overrides"), {"num_layers": 2}),
+    "beit": ("BEiTBackbone", ("beit_tiny_digits", "config"), {"num_layers": 2}),
 }
 
 

@@ -166,7 +166,7 @@ LEG = {"bert": "jax", "gpt": "jax", "resnet-cifar": "jax", "instdisc": "jax", "c
        # TF keeps simclr's, deepcluster's and the GAN's save-time kills. densecl on torch too (173 s on TF).
        "byol": "torch", "mae": "torch", "simclr": "tensorflow",
        "gan": "torch", "moco": "torch", "transformer": "torch", "cpc": "torch", "invaspread": "torch", "swav": "torch",
-       "deepcluster": "tensorflow", "densecl": "torch", "igpt": "torch"}
+       "deepcluster": "tensorflow", "densecl": "torch", "igpt": "torch", "beit": "torch"}
 
 
 def leg_of(name):
