@@ -25,7 +25,7 @@ from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 BACKENDS = ("tensorflow", "jax", "torch")
 # The deployable part of each trainer, for `paperzoo export`.
 EXPORT_SUBMODELS = {
-    "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "IGPT": "backbone", "MoCo": "encoder",
+    "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "IGPT": "backbone", "BEiT": "backbone", "MoCo": "encoder",
     "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None, "SimCLR": "encoder",
     "BYOL": "encoder", "CMC": "encoder", "InvaSpread": "embedding_network", "InstDisc": "encoder", "CPC": "encoder", "DeepCluster": "encoder", "DenseCL": "encoder", "SwAV": "encoder", "TransformerTranslator": None,  # a SavedModel that decodes (export/translator.py)
 }
@@ -95,6 +95,7 @@ def build_parser():
     train.add_argument("--objective", choices=("autoregressive", "bert"), default=None, help="(igpt) the pre-training "
                        "objective (default autoregressive)")
     train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
+    train.add_argument("--bpe-vocabulary-size", type=_int, default=None, metavar="N", help="(gpt) learn a byte-level BPE of N tokens from the training text (GPT-2's tokenizer, Sec. 2.2) instead of characters")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 
     papers = "\n".join(f"  {r.name:<12} {r.paper}\n  {'':<12} {r.claim}" for r in REPRODUCTIONS.values())

@@ -33,6 +33,9 @@ import os
 import pathlib
 import tempfile
 
+import keras
+import numpy as np
+
 from keras_paperzoo.optional import require
 
 VOCABULARY_FILE = "vocabulary.json"  # keras_hub.src.tokenizers.byte_pair_tokenizer.VOCAB_FILENAME
@@ -154,3 +157,80 @@ def load_hugging_face_tokenizer(directory, special_tokens=(END_OF_TEXT,)):
     if special_tokens:
         bpe.add_special_tokens(list(special_tokens))
     return bpe
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class InlineBytePairTokenizer:
+    """keras-hub's `BytePairTokenizer` with its vocabulary and merges in its config.
+
+    keras-hub's tokenizer keeps them in asset files, which a model saves only for a
+    tracked layer; `GPTCausalLM` holds its tokenizer untracked and saves it by config
+    (`serializable_by_config`), as `CharTokenizer`. This one is saved whole in
+    `model.keras` and loads in safe mode. `tokenize`, `detokenize` and
+    `vocabulary_size` are the keras-hub tokenizer's (`self.tokenizer`). Importing
+    `keras_paperzoo.models` registers it (and `CharTokenizer`) for `keras.saving.load_model`.
+
+    Args:
+        vocabulary: dict token -> id (the contents of `vocabulary.json`).
+        merges: list of "a b" merge rules in rank order (the lines of `merges.txt`).
+        unsplittable_tokens: special tokens never split (GPT-2's "<|endoftext|>").
+
+    Example:
+
+    ```python
+    from keras_paperzoo.data.bpe import train_byte_pair_tokenizer
+    from keras_paperzoo.data.char_text import SAMPLE_TEXT
+
+    trained = train_byte_pair_tokenizer(SAMPLE_TEXT, vocabulary_size=300)
+    tokenizer = InlineBytePairTokenizer.from_directory(trained.directory)
+    tokenizer.detokenize(tokenizer.tokenize("Shall I"))   # 'Shall I'
+    ```
+    """
+
+    serializable_by_config = True
+
+    def __init__(self, vocabulary, merges, unsplittable_tokens=None):
+        import keras_hub
+
+        self.vocabulary = dict(vocabulary)
+        self.merges = list(merges)
+        self.unsplittable_tokens = [END_OF_TEXT] if unsplittable_tokens is None else list(unsplittable_tokens)
+        self.tokenizer = keras_hub.tokenizers.BytePairTokenizer(
+            vocabulary=self.vocabulary, merges=self.merges, unsplittable_tokens=self.unsplittable_tokens or None
+        )
+
+    @classmethod
+    def from_directory(cls, directory, unsplittable_tokens=None):
+        """The tokenizer of the `vocabulary.json` and `merges.txt` in `directory`."""
+        directory = pathlib.Path(directory)
+        vocabulary = json.loads((directory / VOCABULARY_FILE).read_text(encoding="utf-8"))
+        merges = (directory / MERGES_FILE).read_text(encoding="utf-8").splitlines()
+        return cls(vocabulary, merges, unsplittable_tokens)
+
+    def files(self):
+        """{file name: contents} of `vocabulary.json` and `merges.txt`, as `train_byte_pair_tokenizer` writes them."""
+        return {VOCABULARY_FILE: json.dumps(self.vocabulary, ensure_ascii=False),
+                MERGES_FILE: "".join(f"{merge}\n" for merge in self.merges)}
+
+    def token_bytes(self):
+        """int array (V,): the UTF-8 bytes each id stands for (byte-level: one symbol a byte)."""
+        lengths = np.zeros(len(self.vocabulary), dtype="int64")
+        for token, index in self.vocabulary.items():
+            lengths[index] = len(token)  # a byte-level symbol is one byte; a special token is ASCII
+        return lengths
+
+    def vocabulary_size(self):
+        return self.tokenizer.vocabulary_size()
+
+    def tokenize(self, strings):
+        return self.tokenizer.tokenize(strings)
+
+    def detokenize(self, ids):
+        return self.tokenizer.detokenize(ids)
+
+    def get_config(self):
+        return {"vocabulary": self.vocabulary, "merges": self.merges, "unsplittable_tokens": self.unsplittable_tokens}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

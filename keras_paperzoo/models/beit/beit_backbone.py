@@ -243,6 +243,12 @@ class BEiTBackbone(Backbone):
         self.num_patches = num_patches
         self.num_prefix_tokens = 1
         self.sequence_length = sequence_length
+        # Every weight exists already; this records the input shape (Keras's `_build_shapes_dict`), which
+        # `paperzoo export` reads from a subclassed model.
+        self.build((None,) + image_shape)
+
+    def build(self, images_shape=None):
+        self.built = True
 
     @property
     def input_shape(self):
