@@ -587,3 +587,53 @@ def instdisc_step_flops(batch_size, num_negatives, feature_dim=INSTDISC_FEATURE_
     return {"network_forward_per_image": network, "backbone_forward_per_image": convs, "batch_size": batch_size,
             "network": 3 * network * batch_size, "scores": 2 * scores, "total": total,
             "description": f"3 x {network / 1e9:.4f} x B (B = {batch_size}) + scores 2 x {scores / 1e9:.4f}"}
+
+
+# The image-token steps of the `mim` family: BEiT's masked image modelling and iGPT's
+# autoregressive step (mirrors `BEiT(BEiTBackbone.from_preset("beit_base_patch16_224", <ViT-S/16
+# sizes>), <stub tokenizer>)` and `IGPT.from_preset("igpt_s", <8 x 256>)`).
+MIM_MODELS = {
+    # BEiT with ViT-S/16 sizes (BEiT-B's step is 3.6x this: too slow for the 2-core CPU), |V| = 8192 as DALL-E's.
+    "beit_s16": {"family": "beit", "preset": "beit_base_patch16_224", "image_size": 224, "patch_size": 16,
+                 "num_layers": 12, "hidden_dim": 384, "num_heads": 6, "mlp_dim": 1536, "vocabulary_size": 8192,
+                 "num_masking_patches": 75, "batch_size": 8},
+    # iGPT-S's 32 x 32 context (1,024 pixels) and 512-colour palette on an 8 x 256 GPT-2 decoder (iGPT-S is 24 x 512).
+    "igpt_8x256": {"family": "igpt", "preset": "igpt_s", "palette_size": 512, "resolution": 32, "num_layers": 8,
+                   "hidden_dim": 256, "num_heads": 8, "intermediate_dim": 1024, "batch_size": 2},
+}
+
+
+def beit_step_flops(batch_size, image_size, patch_size, num_layers, hidden_dim, mlp_dim, vocabulary_size,
+                    channels=3, **_):
+    """FLOPs of one BEiT MIM step (Sec. 2.2-2.3), matmuls only; backward = 2 x forward.
+
+    Per image, forward: the patch embedding of all N patches 2 N P^2 C D (masked ones are
+    replaced by e_[M] after it), L blocks on 1 + N tokens (`transformer_block_flops`: the
+    relative position bias is an addition, not counted), and the MIM head 2 N D |V| on
+    every patch (both sides score all N and mask the loss, as keras-paperzoo's `BEiT`).
+    The tokenizer (a stub here), the masks, LayerNorm, softmax, GELU, LayerScale, the loss
+    and the optimizer are not counted.
+    """
+    n = (image_size // patch_size) ** 2
+    patch = 2 * n * patch_size * patch_size * channels * hidden_dim
+    blocks = num_layers * transformer_block_flops(1 + n, hidden_dim, mlp_dim)["total"]
+    head = dense_flops(n, hidden_dim, vocabulary_size)
+    forward = patch + blocks + head
+    return {"forward_per_image": forward, "patch_embedding": patch, "blocks": blocks, "head": head,
+            "tokens": 1 + n, "batch_size": batch_size, "forward": forward * batch_size,
+            "total": 3 * forward * batch_size,
+            "description": f"3 x {forward / 1e9:.4f} GFLOP x {batch_size} (blocks on {1 + n} tokens, "
+                           f"head {n} x {hidden_dim} x {vocabulary_size})"}
+
+
+def igpt_step_flops(batch_size, palette_size, resolution, num_layers, hidden_dim, intermediate_dim, **_):
+    """FLOPs of one iGPT autoregressive step (Sec. 2.1): `lm_step_flops` of a GPT over n = resolution^2
+    pixels whose output projection is the untied d x palette layer (2 d k per position, not V = k + 1)."""
+    return lm_step_flops("gpt", batch_size, resolution * resolution, palette_size, num_layers, hidden_dim,
+                         intermediate_dim)
+
+
+def mim_step_flops(model, batch_size):
+    """FLOPs of one training step of a `MIM_MODELS` entry."""
+    config = dict(MIM_MODELS[model], batch_size=batch_size)
+    return (beit_step_flops if config["family"] == "beit" else igpt_step_flops)(**config)

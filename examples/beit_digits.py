@@ -129,6 +129,16 @@ The tokenizer's perplexity is the number of visual tokens in effective use. The 
 loss starts near ln 64 = 4.16 nats (the head predicts every token about equally) and
 falls as the Transformer learns to fill hidden patches in from their context. Two
 binomial standard errors on 297 test digits are about 3-5 points of accuracy.
+
+In our run (JAX, 2 CPU cores shared with other jobs at load 6-9, 2026-11-26; 25 min
+of wall time, 9 of CPU): the tokenizer reconstructed the test digits from their hard
+tokens with a mean squared error of 0.0029 using 23.7 of its 64 tokens (perplexity);
+the MIM loss on the masked patches fell from 4.196 to 2.203 nats, predicting 37.5 %
+of the hidden tokens (1.1 % at random init); and after 345 updates of fine-tuning the
+pre-trained model classified 78.5 % of the test digits, the same model trained from
+scratch for as long 28.3 % (+- 5.2). At this budget pre-training on visual tokens
+gives the head start the paper reports; the paper's comparison with predicting pixels
+instead is in `applications/beit_mnist.py`.
 """
 
 standard_error = 2 * np.sqrt(max(scratch * (1 - scratch), 1e-4) / len(x_test))

@@ -140,3 +140,26 @@ def test_densecl_step_adds_the_dense_head_correspondence_and_dense_logits_to_moc
     correspondence = 128 * 2 * 16 * 16 * 512
     dense_logits = 2 * (128 * 16) * 128 * 4097
     assert flops["total"] == moco + 4 * 128 * head + correspondence + 2 * dense_logits
+
+
+def test_beit_step_by_hand_for_a_tiny_config():
+    # 32x32 images, patch 8 (N = 16, T = 17), 2 layers x 16, MLP 32, |V| = 10, B = 2.
+    flops = counts.beit_step_flops(2, image_size=32, patch_size=8, num_layers=2, hidden_dim=16, mlp_dim=32,
+                                   vocabulary_size=10)
+    patch = 2 * 16 * (8 * 8 * 3) * 16
+    block = 3 * 2 * 17 * 16 * 16 + 2 * 2 * 17 * 17 * 16 + 2 * 17 * 16 * 16 + 2 * 2 * 17 * 16 * 32
+    head = 2 * 16 * 16 * 10  # the MIM head on every patch
+    assert flops["forward_per_image"] == patch + 2 * block + head == 279_680
+    assert flops["total"] == 3 * 2 * (patch + 2 * block + head)
+    beit = counts.mim_step_flops("beit_s16", 8)
+    assert beit["head"] == 2 * 196 * 384 * 8192 and beit["total"] == 3 * 8 * beit["forward_per_image"]
+
+
+def test_igpt_step_by_hand_for_a_tiny_config():
+    # 4x4 pixels (n = 16), 2 layers x 8, MLP 32, a 6-colour palette (untied head to 6 logits), B = 3.
+    flops = counts.igpt_step_flops(3, palette_size=6, resolution=4, num_layers=2, hidden_dim=8, intermediate_dim=32)
+    per_token = 2 * (2 * (4 * 8 * 8 + 2 * 8 * 32) + 2 * (2 * 16 * 8)) + 2 * 8 * 6
+    assert flops["tokens"] == 48
+    assert flops["total"] == 3 * 48 * per_token == 603_648
+    igpt = counts.mim_step_flops("igpt_8x256", 2)
+    assert igpt["tokens"] == 2 * 1024 and igpt["head_forward"] == 2 * 2048 * 256 * 512

@@ -17,7 +17,7 @@ import pytest
 pytestmark = pytest.mark.backend_free("tensorflow")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FAMILIES = ("vision", "gan", "lm", "ssl", "cmc", "cpc", "instdisc", "gpu", "selftest")
+FAMILIES = ("vision", "gan", "lm", "ssl", "cmc", "cpc", "instdisc", "mim", "gpu", "selftest")
 
 
 def _bench(*args, timeout=60):

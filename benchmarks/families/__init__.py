@@ -18,9 +18,9 @@ A family module has:
 steps filled in. No family module imports a deep-learning framework at import time.
 """
 
-from . import cmc, cpc, gan, gpu, instdisc, lm, selftest, ssl, vision
+from . import cmc, cpc, gan, gpu, instdisc, lm, mim, selftest, ssl, vision
 
 FAMILIES = {"vision": vision, "gan": gan, "lm": lm, "ssl": ssl, "cmc": cmc, "cpc": cpc, "instdisc": instdisc,
-            "gpu": gpu, "selftest": selftest}
+            "mim": mim, "gpu": gpu, "selftest": selftest}
 for _name, _spec in FAMILIES.items():
     _spec.NAME = _name
