@@ -236,4 +236,35 @@ REPRODUCTIONS = {
         }, "VOC / COCO are out of reach offline: digits pasted on a 24 x 24 canvas, every location of the frozen map "
            "probed linearly (mIoU over 10 digits + background); paper: the paper's 200 epochs at batch 256 on MNIST "
            "canvases, ResNet-8."),
+    "beit": Reproduction(
+        "beit", "Bao et al. 2022, BEiT: BERT Pre-Training of Image Transformers",
+        "Table 4: masked image modelling that predicts visual tokens fine-tunes better than predicting pixels; "
+        "both beat training from scratch (BEiT-B ImageNet fine-tuned: 83.2 %).",
+        "beit_mnist", {
+            "smoke": ("--dataset", "digits", "--train-images", "128", "--test-images", "60", "--layers", "1",
+                      "--tokenizer-epochs", "1", "--pretrain-epochs", "1", "--finetune-epochs", "1",
+                      "--batch-size", "64", "--tokenizer-width", "16"),
+            "cpu": ("--dataset", "mnist"),
+            "gpu": ("--dataset", "mnist", "--train-images", "0", "--test-images", "0", "--tokenizer-width", "64",
+                    "--tokenizer-epochs", "10", "--pretrain-epochs", "100", "--finetune-epochs", "30",
+                    "--batch-size", "256"),
+            "paper": ("--dataset", "mnist", "--train-images", "0", "--test-images", "0", "--tokenizer-width", "64",
+                      "--tokenizer-epochs", "30", "--pretrain-epochs", "800", "--finetune-epochs", "100",
+                      "--batch-size", "2048", "--pretrain-lr", "1.5e-3"),
+        }, "ImageNet and DALL-E's tokenizer are not offline: MNIST with a dVAE trained here; paper: BEiT's 800 "
+           "epochs at batch 2048 (lr 1.5e-3) and 100 of fine-tuning, on MNIST with beit_tiny_digits."),
+    "igpt": Reproduction(
+        "igpt", "Chen et al. 2020, Generative Pretraining from Pixels (iGPT)",
+        "Fig. 3: the linear probe on averaged layer-normed features peaks in the middle of the network, not at "
+        "the last layer, for the autoregressive and BERT objectives (iGPT-L CIFAR-10 linear probe: 96.3 %).",
+        "igpt_mnist", {
+            "smoke": ("--dataset", "digits", "--train-images", "128", "--test-images", "60", "--layers", "2",
+                      "--epochs", "1", "--batch-size", "64", "--samples", "1"),
+            "cpu": ("--dataset", "mnist"),
+            "gpu": ("--dataset", "mnist", "--train-images", "20000", "--test-images", "0", "--image-size", "28",
+                    "--layers", "8", "--width", "256", "--epochs", "20", "--batch-size", "128"),
+            "paper": ("--dataset", "mnist", "--train-images", "0", "--test-images", "0", "--image-size", "28",
+                      "--layers", "24", "--width", "512", "--epochs", "100", "--batch-size", "128"),
+        }, "CIFAR-10 at 32 x 32 over 512 colours needs a GPU for weeks: MNIST over 16 grey levels; cpu: 14 x 14 "
+           "(196 tokens); paper: iGPT-S's 24 x 512 at 28 x 28 for about 47k updates of batch 128."),
 }

@@ -18,11 +18,12 @@ from keras_paperzoo.cli import main
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
 PAPERS = ("gan", "alexnet", "vgg", "resnet", "vit", "transformer", "bert", "gpt", "moco", "mae", "simclr", "byol",
-          "swav", "instdisc", "invaspread", "cpc", "cmc", "deepcluster", "densecl")
+          "swav", "instdisc", "invaspread", "cpc", "cmc", "deepcluster", "densecl", "beit", "igpt")
 # JAX compiles each trainer for tens of seconds and its leg is the suite's longest: mae, moco and bert (181-244 s
-# each on JAX under load) run on torch.
+# each on JAX under load) run on torch; so do beit and igpt (53 / 43 s on torch at load 7.5, 253 / 105 s on TF).
 LEGS = {
-    "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert", "swav", "densecl"),
+    "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert", "swav", "densecl",
+              "beit", "igpt"),
     "jax": ("vgg", "cmc"),
     "tensorflow": ("simclr", "byol", "instdisc", "invaspread", "cpc", "deepcluster"),
 }
@@ -260,12 +261,67 @@ def _densecl(out, metrics):
     assert "| DenseCL |" in (out / "densecl_digits_results.md").read_text()
 
 
+def _beit(out, metrics):
+    from PIL import Image
+
+    runs, budget = metrics["runs"], metrics["budget"]
+    assert list(runs) == ["tokens", "pixels", "scratch"] and budget["image_shape"] == [16, 16, 1]
+    # One backbone (1 block x 64 on a 4 x 4 grid) in every run; 128 images / batch 64 = 2 updates per stage.
+    assert len({run["backbone_parameters"] for run in runs.values()}) == 1
+    assert all(run["fine_tune_steps"] == 2 for run in runs.values())
+    assert runs["tokens"]["tokenizer_steps"] == 2
+    assert runs["tokens"]["pretrain_steps"] == runs["pixels"]["pretrain_steps"] == 2
+    assert runs["tokens"]["masked_patches"] == runs["pixels"]["masked_patches"] == 6  # 75/196 of 16 patches
+    assert (runs["pixels"]["layer_decay"], runs["scratch"]["layer_decay"]) == (0.65, 1.0)
+    assert 1.0 <= runs["tokens"]["tokenizer_test_perplexity"] <= runs["tokens"]["tokenizer_codes_used_on_test"] <= 64
+    assert 0.0 <= runs["tokens"]["test_mim_accuracy_percent"] <= 100.0
+    assert "test_mim_accuracy_percent" not in runs["pixels"]
+    for run in runs.values():  # 2 binomial standard errors over the 60 test images
+        p = run["test_accuracy_percent"] / 100
+        assert run["two_standard_errors_points"] == pytest.approx(200 * np.sqrt(p * (1 - p) / 60), abs=0.01)
+    assert len(metrics["claims"]) == 3
+    # 8 test images over their reconstructions from the tokens: 16 x 16, 1-pixel gaps, enlarged 4 times.
+    assert Image.open(out / "beit_digits_tokenizer.png").size == ((8 * 16 + 7) * 4, (2 * 16 + 1) * 4)
+    text = (out / "beit_digits_results.md").read_text()
+    assert "| same backbone from scratch |" in text and "83.2" in text and "Table 4" in text
+
+
+def _igpt(out, metrics):
+    from PIL import Image
+
+    from keras_paperzoo.models.igpt.igpt_presets import igpt_parameter_count
+
+    runs, budget = metrics["runs"], metrics["budget"]
+    assert list(runs) == ["random init", "autoregressive", "bert"] and budget["image_size"] == 8
+    assert budget["parameters"] == igpt_parameter_count(vocabulary_size=budget["colors"] + 1, hidden_dim=64,
+                                                        num_layers=2, num_heads=4, intermediate_dim=256,
+                                                        max_sequence_length=64)
+    for name, run in runs.items():
+        probes = run["probe_accuracy_percent_per_layer"]
+        assert len(probes) == 3 and run["best_layer"] == int(np.argmax(probes))  # layers 0, 1, 2
+        assert all(0.0 <= a <= 100.0 for a in probes)
+        if name != "random init":
+            assert run["steps"] == 2 and 0.0 < run["test_loss_nats_per_pixel"] < 2 * np.log(budget["colors"])
+    assert (runs["autoregressive"]["objective"], runs["bert"]["objective"]) == ("autoregressive", "bert")
+    probes = runs["autoregressive"]["probe_accuracy_percent_per_layer"]  # the middle layer is 1 of 0, 1, 2
+    claim = metrics["claims"]["AR: the best middle layer above the last (layer 2)"]
+    assert claim["difference_points"] == pytest.approx(probes[1] - probes[2], abs=0.01)
+    claim = metrics["claims"]["BERT: the best middle layer above layer 0 (the averaged input embeddings)"]
+    probes = runs["bert"]["probe_accuracy_percent_per_layer"]
+    assert claim["difference_points"] == pytest.approx(probes[1] - probes[0], abs=0.01)
+    # 8 test digits, each beside 1 completion: 8 x 8 tiles, 1-pixel gaps, enlarged 4 times.
+    assert Image.open(out / "igpt_digits_completions.png").size == ((2 * 8 + 1) * 4, (8 * 8 + 7) * 4)
+    assert Image.open(out / "igpt_digits_probes.png").size == (640, 440)
+    assert "96.3" in (out / "igpt_digits_results.md").read_text()
+
+
 CHECKS = {
     "gan": _gan, "alexnet": _classifier_ablation(["with LRN", "without LRN"]),
     "vgg": _classifier_ablation(["A", "A-LRN"]), "resnet": _resnet, "vit": _vit, "transformer": _transformer,
     "bert": _bert, "gpt": _gpt, "moco": _moco, "mae": _mae, "simclr": _ssl("simclr", "SimCLR, t = 0.5"),
     "byol": _ssl("byol", "BYOL"), "swav": _swav, "instdisc": _instdisc, "invaspread": _ssl("invaspread", "InvaSpread"),
     "cpc": _ssl("cpc", "CPC v1"), "cmc": _ssl("cmc", "CMC"), "deepcluster": _deepcluster, "densecl": _densecl,
+    "beit": _beit, "igpt": _igpt,
 }
 METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "vgg": "vgg_cifar_metrics.json",
            "resnet": "resnet_cifar_metrics.json", "vit": "vit_cifar_metrics.json",
@@ -273,6 +329,7 @@ METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "
            "gpt": "gpt_shakespeare_metrics.json", "moco": "moco_digits_metrics.json", "mae": "mae_digits_metrics.json",
            "instdisc": "instdisc_proximal_digits_metrics.json",
            "deepcluster": "deepcluster_digits_metrics.json", "densecl": "densecl_digits_metrics.json",
+           "beit": "beit_digits_metrics.json", "igpt": "igpt_digits_metrics.json",
            **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "swav", "invaspread", "cpc", "cmc")}}
 
 
