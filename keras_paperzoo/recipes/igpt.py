@@ -48,15 +48,10 @@ def probe_accuracies(igpt, ids_train, y_train, ids_test, y_test, batch_size=256)
     """Test accuracy of a logistic regression on f^l (Sec. 2.4) for every layer l = 0 .. L."""
     from sklearn.linear_model import LogisticRegression
 
-    import keras
-
-    def features(ids, layer):
-        return np.concatenate([keras.ops.convert_to_numpy(igpt.features(ids[i:i + batch_size], layer))
-                               for i in range(0, len(ids), batch_size)])  # (N, d)
-
+    train_layers = igpt.layer_features(ids_train, batch_size)  # [f^0 .. f^L], each (N, d)
+    test_layers = igpt.layer_features(ids_test, batch_size)
     accuracies = []
-    for layer in range(igpt.backbone.num_layers + 1):
-        train, test = features(ids_train, layer), features(ids_test, layer)
+    for train, test in zip(train_layers, test_layers):
         mean, std = train.mean(axis=0), train.std(axis=0) + 1e-6
         probe = LogisticRegression(max_iter=1000).fit((train - mean) / std, y_train)
         accuracies.append(float(probe.score((test - mean) / std, y_test)))

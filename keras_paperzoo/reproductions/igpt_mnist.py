@@ -18,8 +18,7 @@ the last layers specialise in predicting pixels. Three runs, one architecture:
 For each, a logistic regression (scikit-learn, standardised features:
 `recipes.igpt.probe_accuracies`) on f^l of every layer l = 0 .. L, test accuracy with two
 binomial standard errors. The features of all layers come from one compiled pass
-(`LayerFeatures`; `IGPT.features` builds a model per call and runs eagerly, which costs
-minutes on a loaded CPU); they equal `IGPT.features` (tested).
+(`IGPT.layer_features`).
 
 Scaled down for a CPU: MNIST resized to 14 x 14 (196 tokens; the paper: 32 x 32 = 1,024
 over 512 colours, ours 16 grey levels by k-means, `ColorPalette`), a 4-layer x 64 decoder
@@ -36,7 +35,6 @@ igpt_<dataset>_results.md, igpt_<dataset>_probes.png (the probe curves) and
 igpt_<dataset>_completions.png (each row: a test digit, then completions of its bottom half).
 """
 
-import hashlib
 import json
 import os
 import pathlib
@@ -56,46 +54,6 @@ DEFAULTS = {"mnist": {"image_size": 14, "train_images": 2000, "test_images": 100
             "digits": {"image_size": 8, "train_images": 0, "test_images": 0}}
 BUDGET_KEYS = ("dataset", "image_size", "train_images", "test_images", "colors", "layers", "width", "epochs",
                "batch_size", "learning_rate", "seed")
-
-
-class LayerFeatures:
-    """`igpt.features(ids, l)` for every layer l = 0 .. L from one compiled pass, cached for the last ids.
-
-    A stand-in for the model in `recipes.igpt.probe_accuracies` (it reads `backbone.num_layers`
-    and `features(ids, layer)`): f^l = mean_i n^l_i, n^l the layer norm of h^l that block l + 1
-    applies (l < L), n^L the backbone's output, exactly as `IGPT.features`.
-    """
-
-    def __init__(self, igpt, batch_size=256):
-        import keras
-
-        backbone = igpt.backbone
-        self.igpt, self.backbone, self.batch_size = igpt, backbone, batch_size
-        self.norms = [block._self_attention_layer_norm for block in backbone.transformer_layers]  # n^l = norm_l(h^l)
-        states = [backbone.embeddings_dropout.output] + [block.output for block in backbone.transformer_layers[:-1]]
-        self.model = keras.Model(backbone.inputs, states + [backbone.output])  # h^0 .. h^{L-1}, n^L
-        self._cache = {}  # the train and the test ids' features (probe_accuracies alternates them per layer)
-
-    def all_layers(self, ids):
-        """ids (N, n) -> [f^0 .. f^L], each (N, d) NumPy."""
-        import keras
-
-        ids = np.asarray(ids, "int32")
-        zeros = np.zeros(ids.shape, "float32") if self.igpt.objective == "bert" else None  # BERT sees it all
-        inputs = keras.ops.convert_to_numpy(self.igpt.model_inputs(ids, zeros)[0])
-        chunks = []
-        for i in range(0, len(inputs), self.batch_size):
-            batch = keras.tree.pack_sequence_as(self.model.inputs, [inputs[i:i + self.batch_size]])
-            *states, last = self.model.predict_on_batch(batch)  # L x (b, n, d), (b, n, d)
-            normed = [norm(h) for norm, h in zip(self.norms, states)] + [last]
-            chunks.append([keras.ops.convert_to_numpy(keras.ops.mean(n, axis=1)) for n in normed])  # (b, d) each
-        return [np.concatenate(layer) for layer in zip(*chunks)]
-
-    def features(self, ids, layer):
-        key = hashlib.sha1(np.ascontiguousarray(ids, "int32").tobytes()).hexdigest() + str(np.shape(ids))
-        if key not in self._cache:
-            self._cache[key] = self.all_layers(ids)
-        return self._cache[key][layer]
 
 
 def build_igpt(objective, budget, seed):
@@ -132,7 +90,7 @@ def run_one(name, data, palette, budget, seed, output, dataset, verbose=2):
                        "test_loss_nats_per_pixel": round(float(igpt.evaluate(ids_test, batch_size=256, verbose=0)),
                                                          4)})
     start = time.perf_counter()
-    probes = [round(100 * a, 2) for a in probe_accuracies(LayerFeatures(igpt), ids_train, y_train, ids_test, y_test,
+    probes = [round(100 * a, 2) for a in probe_accuracies(igpt, ids_train, y_train, ids_test, y_test,
                                                           batch_size=len(ids_train) + len(ids_test))]
     n = len(y_test)
     result.update({"probe_accuracy_percent_per_layer": probes,

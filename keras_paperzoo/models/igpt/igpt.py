@@ -199,15 +199,48 @@ class IGPT(Trainer, keras.Model):
         layer = num_layers if layer is None else layer
         if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer <= num_layers:
             raise ValueError(f"IGPT.features layer must be an int in [0, {num_layers}]; got layer={layer!r}.")
-        pixel_ids = ops.convert_to_tensor(pixel_ids, "int32")
-        inputs, _ = self.model_inputs(pixel_ids, ops.zeros(ops.shape(pixel_ids)) if self.objective == "bert" else None)
-        if layer == num_layers:
-            normed = self.backbone(inputs)  # n^L, (B, n, d)
-        else:
-            source = self.backbone.transformer_layers[layer - 1] if layer else self.backbone.embeddings_dropout
-            states = keras.Model(self.backbone.inputs, source.output)(inputs)  # h^l, (B, n, d)
-            normed = self.backbone.transformer_layers[layer]._self_attention_layer_norm(states)  # n^l
-        return ops.mean(normed, axis=1)  # (B, d)
+        states = self._layer_states()(self._probe_inputs(ops.convert_to_tensor(pixel_ids, "int32")))
+        return self._pooled(states[layer], layer)  # (B, d)
+
+    def layer_features(self, pixel_ids, batch_size=256):
+        """[f^0 .. f^L] (`features` of every layer) from one compiled pass per batch: L + 1 NumPy arrays (N, d).
+
+        What a probe of every layer needs (the paper's Fig. 3): the backbone runs once
+        per batch (`predict_on_batch`), not once per layer.
+        """
+        ids = np.asarray(ops.convert_to_numpy(pixel_ids), dtype="int32")
+        if ids.ndim != 2:
+            raise ValueError(f"IGPT.layer_features needs (N, n) palette ids; got shape {ids.shape}.")
+        model, chunks = self._layer_states(), []
+        for start in range(0, len(ids), batch_size):
+            inputs = ops.convert_to_numpy(self._probe_inputs(ops.convert_to_tensor(ids[start:start + batch_size])))
+            states = model.predict_on_batch(inputs)  # [h^0 .. h^{L-1}, n^L], each (b, n, d)
+            chunks.append([ops.convert_to_numpy(self._pooled(h, l)) for l, h in enumerate(states)])
+        return [np.concatenate(layer) for layer in zip(*chunks)]
+
+    def _probe_inputs(self, pixel_ids):
+        """The backbone's ids for probing: AR shifted behind SOS; BERT unmasked (the whole image)."""
+        bert_mask = ops.zeros(ops.shape(pixel_ids)) if self.objective == "bert" else None
+        return self.model_inputs(pixel_ids, bert_mask)[0]
+
+    def _layer_states(self):
+        """backbone ids -> [h^0 .. h^{L-1}, n^L], a functional model on the backbone's layers, built once.
+
+        Kept outside Keras's tracking (it is not a part of the model and is not saved).
+        """
+        model = getattr(self, "_states_model", None)
+        if model is None:
+            backbone = self.backbone
+            states = [backbone.embeddings_dropout.output] + [b.output for b in backbone.transformer_layers[:-1]]
+            model = keras.Model(backbone.inputs, states + [backbone.output])
+            object.__setattr__(self, "_states_model", model)
+        return model
+
+    def _pooled(self, states, layer):
+        """f^l: h^l (l < L) through block l+1's input LayerNorm, n^L as it is; averaged over positions."""
+        if layer < self.backbone.num_layers:
+            states = self.backbone.transformer_layers[layer]._self_attention_layer_norm(states)  # n^l
+        return ops.mean(states, axis=1)  # (B, d)
 
     # --- image completion ----------------------------------------------------------------
     def call_with_cache(self, token_ids, cache, cache_update_index):

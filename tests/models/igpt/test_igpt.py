@@ -209,6 +209,19 @@ def test_linear_probe_features_are_pooled_normalised_states_of_layer_l():
 
 
 @pytest.mark.parametrize("objective", ["autoregressive", "bert"])
+def test_layer_features_equal_features_at_every_layer_from_one_pass_per_batch(objective):
+    model = tiny(objective)
+    ids = pixel_ids(batch=5)
+    every = model.layer_features(ids, batch_size=2)  # batches of 2, 2, 1
+    assert len(every) == 2 and all(f.shape == (5, 16) for f in every)
+    for layer in range(2):
+        np.testing.assert_allclose(every[layer], np_(model.features(ids, layer=layer)), atol=1e-5)
+    assert not np.allclose(every[0], every[1], atol=1e-3)  # the layers differ
+    with pytest.raises(ValueError, match=r"\(N, n\) palette ids"):
+        model.layer_features(ids[0])
+
+
+@pytest.mark.parametrize("objective", ["autoregressive", "bert"])
 def test_resumed_run_ends_with_the_uninterrupted_runs_weights(objective, tmp_path):
     """Interrupted after epoch 0, resumed with BackupAndRestore (and EpochSeeds, which re-draws the BERT
     masks of the resumed epoch): the same weights as one run without the interruption."""
