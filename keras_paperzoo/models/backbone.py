@@ -29,8 +29,15 @@ import inspect
 import keras
 
 
-class Backbone(keras.Model):
-    """Functional backbone with `from_preset(name, **overrides)`."""
+class Presets:
+    """Named configurations for a model class: `from_preset(name, **overrides)` over a class attribute `presets`.
+
+    Mixed into `Backbone` (functional) and into a backbone that must be a subclassed
+    `keras.Model` (`BEiTBackbone`, whose [M] embedding and pre-training norm lie outside
+    the graph of its `call`): such a class must not derive from `Backbone`, because once a
+    functional subclass is built Keras rebases `Backbone` on `Functional`
+    (`inject_functional_model_class`), and a subclassed model's `__init__` would then fail.
+    """
 
     presets = {}
 
@@ -66,6 +73,10 @@ class Backbone(keras.Model):
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+class Backbone(Presets, keras.Model):
+    """Functional backbone with `from_preset(name, **overrides)`."""
 
 
 def check_positive_ints(owner, name, values, length=None):

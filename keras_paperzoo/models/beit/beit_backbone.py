@@ -10,7 +10,7 @@ from keras import ops
 from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding
 from keras_paperzoo.layers.position_embedding import LearnedPositionEmbedding
 from keras_paperzoo.layers.transformer_block import TransformerBlock
-from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.backbone import Presets
 from keras_paperzoo.models.beit.beit_presets import BEIT_FINE_TUNING_RECIPE, BEIT_PRESETS
 from keras_paperzoo.models.vit.vit_backbone import _positive_int
 from keras_paperzoo.models.vit.vit_layers import TokenPooling
@@ -63,7 +63,7 @@ class MaskEmbedding(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class BEiTBackbone(Backbone):
+class BEiTBackbone(Presets, keras.Model):
     """BEiT's Vision Transformer: images -> LN(mean of the patch tokens), shape (B, hidden_dim).
 
     The architecture of Sec. 2.1 and App. "Hyperparameters" with the official code's

@@ -1,7 +1,7 @@
 """Named `VisualTokenizer` configurations, in the trainer preset schema (`keras_paperzoo.models.trainer`).
 
-The tokenizer builds its own networks, so a preset has no "backbone" entry: every
-value is a constructor argument under "arguments".
+The tokenizer builds its own networks, so a preset's "backbone" entry is empty (the
+trainer preset schema keeps it): every value is a constructor argument under "arguments".
 
 - `dall_e_8192`: the *shape* of the tokenizer BEiT uses (Bao et al. 2021, Sec. 2.1.2
   and 2.5): 8192 codes and a 14 x 14 token grid on 224 x 224 images, i.e. one token per
@@ -27,6 +27,7 @@ VISUAL_TOKENIZER_PRESETS = {
     "dall_e_8192": {
         "description": "BEiT's tokenizer shape (DALL-E dVAE schedules): 224x224x3, patch 16 (14x14 tokens), 8192 "
         "codes; hidden 256, 2 residual blocks per stage. Our network, not DALL-E's weights.",
+        "backbone": {"preset": None, "overrides": {}},
         "arguments": {
             "image_shape": (224, 224, 3),
             "patch_size": 16,
@@ -43,6 +44,7 @@ VISUAL_TOKENIZER_PRESETS = {
     "beit_tokenizer_digits": {
         "description": "CPU size (ours): 32x32x1 digits, patch 4 (8x8 tokens), 64 codes, hidden 32; temperature "
         "1 -> 1/16 over 500 updates, KL weight 0 -> 0.1 over 500.",
+        "backbone": {"preset": None, "overrides": {}},
         "arguments": {
             "image_shape": (32, 32, 1),
             "patch_size": 4,
