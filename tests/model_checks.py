@@ -5,6 +5,9 @@ Each paper's tests call these with a tiny configuration:
     check_config_roundtrip(layer_or_model)
     check_saved_model(model, inputs, tmp_path)
     check_fit(model, x, y, epochs=1)
+
+and the exact-resume tests interrupt a `fit` with `InterruptAfterFirstEpoch`, then resume it
+with `keras.callbacks.BackupAndRestore`.
 """
 
 import json
@@ -58,3 +61,11 @@ def check_fit(model, x, y=None, epochs=1, **fit_kwargs):
     for name, values in history.history.items():
         assert np.all(np.isfinite(values)), f"{name} is not finite: {values}"
     return history
+
+
+class InterruptAfterFirstEpoch(keras.callbacks.Callback):
+    """Raises RuntimeError("interrupted") at the end of epoch 0: a run killed there, for exact-resume tests."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        if epoch == 0:
+            raise RuntimeError("interrupted")

@@ -10,8 +10,10 @@ middle, not the last). `--objective bert` picks the BERT objective.
 What is scaled down for a CPU: the model (`--preset igpt_mnist_tiny`: 4 layers x 64,
 16 colours; the paper's iGPT-S is 24 x 512 over 512 colours), the images (the 8 x 8
 digits, 64 tokens, against 32 x 32 = 1,024), and the run (about 300 updates at batch
-64 against 1M at 128). The context is set to the image's pixel count, the palette to
-the preset's size (at most the number of distinct pixel values).
+64 against 1M at 128), with the peak learning rate raised to 3e-3 (`IGPT.compile()`'s
+default is 1e-3, our choice for the paper's 1M updates) and warmup over the first 5 % of
+the run. The context is set to the image's pixel count, the palette to the preset's size
+(at most the number of distinct pixel values).
 
 Reported: the training loss, the next-pixel (or masked-pixel) loss on the test split,
 the linear-probe test accuracy of every layer and the best layer, completions of the

@@ -9,7 +9,7 @@ from keras import ops
 from keras_paperzoo.models.beit import BEiT, BEiTBackbone, BEiTClassifier
 from keras_paperzoo.training.layerwise_decay import learning_rate_of
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import InterruptAfterFirstEpoch, check_config_roundtrip, check_fit, check_saved_model
 
 VOCAB = 8
 TINY = dict(patch_size=2, num_layers=1, hidden_dim=16, num_heads=2, mlp_dim=32, image_shape=(16, 16, 1))
@@ -161,11 +161,6 @@ def test_fit_save_and_exact_resume(tmp_path):
     + EpochSeeds, which re-draws the resumed epoch's masks): the same weights as the uninterrupted run."""
     from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if epoch == 0:
-                raise RuntimeError("interrupted")
-
     keras.utils.set_random_seed(0)
     model = tiny()
     model.compile(batch_size=2048, steps_per_epoch=2, epochs=2)  # the paper optimizer at lr 1.5e-3
@@ -179,7 +174,7 @@ def test_fit_save_and_exact_resume(tmp_path):
         for variable in model.optimizer.variables if model.optimizer.built else ():
             variable.assign(np.zeros(variable.shape, variable.dtype))
         callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(3)]
-        callbacks += [Interrupt()] if interrupt else []
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
         history = check_fit(model, images(8), batch_size=4, epochs=2, shuffle=False, callbacks=callbacks)
         return [np_(w) for w in model.trainable_weights], history
 

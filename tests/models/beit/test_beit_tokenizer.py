@@ -9,7 +9,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.models.beit import VISUAL_TOKENIZER_PRESETS, VisualTokenizer, code_perplexity, kl_to_uniform
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import InterruptAfterFirstEpoch, check_config_roundtrip, check_fit, check_saved_model
 
 # 8 x 8 grey images (scikit-learn's digits' size), patch 2: a 4 x 4 token grid over 16 codes.
 TINY = dict(image_shape=(8, 8, 1), patch_size=2, vocabulary_size=16, hidden_dim=8, num_res_blocks=1,
@@ -123,17 +123,12 @@ def test_fit_lowers_the_reconstruction_loss_logs_the_schedules_saves_and_resumes
     back) and EpochSeeds (the resumed epochs draw the uninterrupted run's Gumbel noise): the same weights."""
     from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if epoch == 0:
-                raise RuntimeError("interrupted")
-
     def run(name, interrupt=False):
         keras.utils.set_random_seed(0)  # the same initial weights in every run
         model = tiny(hidden_dim=16)
         model.compile(optimizer=keras.optimizers.Adam(1e-2))
         callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(3)]
-        callbacks += [Interrupt()] if interrupt else []
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
         history = check_fit(model, digits(240), batch_size=24, epochs=3, shuffle=False, callbacks=callbacks)
         return model, history.history
 

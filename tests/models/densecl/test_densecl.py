@@ -10,7 +10,7 @@ from keras import ops
 
 from keras_paperzoo.models import DenseCL, MoCo
 from keras_paperzoo.models.densecl import DENSECL_PRESETS, dense_correspondence
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import InterruptAfterFirstEpoch, check_config_roundtrip, check_fit, check_saved_model
 
 
 def _np(x):
@@ -179,17 +179,12 @@ def test_fit_save_load_config_and_exact_resume(tmp_path):
 
     views = _views(16, seed=5)
 
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if epoch == 0:
-                raise RuntimeError("interrupted")
-
     def run(name, interrupt=False):
         keras.utils.set_random_seed(0)
         model = _densecl(shuffle_bn_splits=2, momentum=0.9, queue_size=16, augmentation=None)
         model.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9))
         callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(7)]
-        callbacks += [Interrupt()] if interrupt else []
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
         history = check_fit(model, views, batch_size=8, epochs=2, shuffle=False, callbacks=callbacks)
         return model, history.history
 

@@ -10,7 +10,7 @@ from keras_paperzoo.models import IGPT
 from keras_paperzoo.models.gpt import GPTBackbone, gpt_parameter_count
 from keras_paperzoo.models.igpt import IGPT_PRESETS, PAPER_PARAMETERS, ColorPalette, igpt_parameter_count
 from tests.layers.test_random_masking import _fmix32
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import InterruptAfterFirstEpoch, check_config_roundtrip, check_fit, check_saved_model
 
 PALETTE, LENGTH = 6, 12
 
@@ -227,17 +227,12 @@ def test_resumed_run_ends_with_the_uninterrupted_runs_weights(objective, tmp_pat
     masks of the resumed epoch): the same weights as one run without the interruption."""
     from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if epoch == 0:
-                raise RuntimeError("interrupted")
-
     def run(name, interrupt=False):
         keras.utils.set_random_seed(0)  # the same initial weights in every run
         model = tiny(objective)
         model.compile(optimizer=keras.optimizers.SGD(0.5))
         callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(3)]
-        callbacks += [Interrupt()] if interrupt else []
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
         model.fit(pixel_ids(8), batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
         return [np_(w) for w in model.trainable_weights]
 

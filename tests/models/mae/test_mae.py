@@ -12,7 +12,7 @@ from keras_paperzoo.models.mae.mae import MAE, paper_optimizer
 from keras_paperzoo.models.mae.mae_presets import MAE_PRESETS
 from keras_paperzoo.models.vit.vit_backbone import ViTBackbone
 from keras_paperzoo.training.selective_decay import SelectiveDecayAdamW
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import InterruptAfterFirstEpoch, check_config_roundtrip, check_fit, check_saved_model
 
 RNG = np.random.default_rng(0)
 IMAGES = RNG.random((8, 32, 32, 3)).astype("float32")
@@ -305,17 +305,12 @@ def test_resumed_run_draws_the_masks_of_the_uninterrupted_run(tmp_path):
     EpochSeeds (used by the `mae` recipe) sets it from (seed, epoch)."""
     from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if epoch == 0:
-                raise RuntimeError("interrupted")
-
     def run(name, interrupt=False):
         keras.utils.set_random_seed(0)  # the same initial weights in every run
         model = tiny_mae()
         model.compile(optimizer=keras.optimizers.SGD(0.5))
         callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(3)]
-        callbacks += [Interrupt()] if interrupt else []
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
         model.fit(IMAGES, batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
         return [np_(w) for w in model.trainable_weights]
 

@@ -9,7 +9,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.models.moco import MOCO_PRESETS, MoCo
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import InterruptAfterFirstEpoch, check_config_roundtrip, check_fit, check_saved_model
 
 
 def _np(x):
@@ -291,17 +291,12 @@ def test_resumed_run_draws_the_same_views_and_key_permutations(tmp_path):
 
     images = _views(16, seed=5)[0]
 
-    class Interrupt(keras.callbacks.Callback):
-        def on_epoch_end(self, epoch, logs=None):
-            if epoch == 0:
-                raise RuntimeError("interrupted")
-
     def run(name, interrupt=False):
         keras.utils.set_random_seed(0)  # the same initial weights in every run
         moco = _moco(shuffle_bn_splits=2, momentum=0.9)  # augmentation "default", seed 0
         moco.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9))
         callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(7)]
-        callbacks += [Interrupt()] if interrupt else []
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
         moco.fit(images, batch_size=8, epochs=2, shuffle=False, verbose=0, callbacks=callbacks)
         return [_np(w) for w in moco.weights if "seed_generator" not in w.path]
 
