@@ -134,7 +134,35 @@ for label, crop_counts in (("2 x 16 + 6 x 7", [2, 6]), ("2 x 16 only", [2])):
 
 `loss_over_ln_k` is the loss divided by ln K: about 1 at initialisation, and
 stuck there if the run collapses (every prediction uniform). A falling value
-means the crops have started to agree on their clusters.
+means the crops have started to agree on their clusters. `prediction_entropy` is
+the mean entropy of the predictions over ln K: it rises to 1 when they collapse to
+uniform.
+
+**What our run gave, and why it does not show the paper's claim.** JAX, 2 shared CPU
+cores (load 8-12), 10 epochs of 11 updates, 14 minutes, 2026-11-27:
+
+| encoder | kNN (%) | loss / ln K, epochs 1 -> 5 -> 10 | prediction entropy, epoch 10 |
+|---|---|---|---|
+| random init | 82.8 | - | - |
+| SwAV 2 x 16 + 6 x 7 | 31.3 | 1.13 -> 1.00 -> 1.00 | 0.9997 |
+| SwAV 2 x 16 only | 44.4 | 1.12 -> 1.00 -> 0.96 | 0.968 |
+
+With multi-crop, the run collapsed. From epoch 5 on, every prediction is uniform over
+the 64 prototypes (entropy 0.9997 of ln K) and the loss sits at ln K. This is the failure
+the authors document. With two crops the loss has just begun to fall below ln K.
+Neither encoder beats its random initialisation. That is how the other self-supervised
+methods behave at this budget too (`applications/results/ssl_mnist_results.md`).
+
+- **Why it collapsed (our reading, not tested further).** Batches of 128 are spread over
+  64 prototypes with no queue, so each prototype's share of a batch is two samples. The
+  six 7 x 7 crops are mostly background on 16 x 16 digits. They must predict the full
+  crops' codes from almost no content, and the prediction that costs least there is the
+  uniform one.
+- **The authors' remedies.** A feature queue for small batches (`queue_length`, from
+  epoch 15) and eps 0.03 instead of 0.05.
+- **The budget that would show the claim.** lightly's CIFAR-10 protocol: ResNet-18, 200
+  epochs at batch 512, kNN 84.2 %. That is
+  `paperzoo reproduce swav --budget gpu` on an accelerator.
 """
 
 k = build([2]).num_prototypes

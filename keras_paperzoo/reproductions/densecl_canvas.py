@@ -169,7 +169,8 @@ def report(output, dataset):
     metrics = json.loads((output / f"densecl_{dataset}_metrics.json").read_text())
     budget, methods = metrics["budget"], metrics["methods"]
     lines = [
-        f"# DenseCL vs MoCo v2 on a dense task (two {dataset} digits on a canvas) at a CPU budget",
+        f"# DenseCL vs MoCo v2 on a dense task (two {'embedded' if dataset == 'digits' else dataset} digits on a canvas) "
+        "at a CPU budget",
         "",
         f"{budget['train_canvases']:,} training and {budget['test_canvases']:,} test canvases of "
         f"{budget['canvas']} x {budget['canvas']} (two digits each), {budget['backbone']} backbone "
@@ -198,6 +199,11 @@ def report(output, dataset):
         "Claims (mIoU: the difference against 2 s.e. of a paired bootstrap over the test canvases):",
         "",
         *[claim_line(name, claim) for name, claim in metrics["claims"].items()],
+        "",
+        "The step times are wall-clock seconds of the `fit` epochs after the first, on the machine above: on a "
+        "shared CPU they carry its load, and the dense head's 1 x 1 convolutions and the (HW x HW) correspondence "
+        "weigh more beside a ResNet-8 than beside a ResNet-50. The cost claim is the paper's on GPUs; "
+        "`python -m benchmarks ssl --models densecl` times the step against MoCo v2's reference alone.",
     ]
     text = "\n".join(lines) + "\n"
     (output / f"densecl_{dataset}_results.md").write_text(text)
