@@ -247,6 +247,12 @@ SSL_MODELS = {
     "densecl": {"family": "densecl", "backbone": CIFAR_RESNET18,
                 "feature_dim": 512, "hidden_dim": 2048, "projection_dim": 128, "queue_size": 4096,
                 "temperature": 0.2, "momentum": 0.99, "bn_splits": 8, "image_size": 32, "grid": 4},
+    # SwAV: 2 x 32 + 6 x 14 crops (the preset's multi-crop), projector 512 -> 2048 (BN, ReLU) -> 128, K = 3000
+    # prototypes, tau 0.1, Sinkhorn eps 0.05 x 3 on crops 0 and 1 over a queue of ~3840 past features each.
+    "swav": {"family": "swav", "preset": "swav_cifar_resnet18", "backbone": CIFAR_RESNET18,
+             "feature_dim": 512, "projection_dims": (2048, 128), "num_prototypes": 3000, "crop_counts": (2, 6),
+             "crop_sizes": (32, 14), "temperature": 0.1, "epsilon": 0.05, "sinkhorn_iterations": 3,
+             "crops_for_assign": (0, 1), "queue_length": 3840, "image_size": 32},
     # SimCLR v1 head: Dense 512 -> 512 (BN, ReLU) -> 128 (BN); NT-Xent over the 2N views, tau 0.5 (App. B.9).
     "simclr": {"family": "simclr", "preset": "simclr_cifar_resnet18", "backbone": CIFAR_RESNET18,
                "feature_dim": 512, "projection_dims": (512, 128), "temperature": 0.5, "image_size": 32},
@@ -408,7 +414,40 @@ def _two_view_step_flops(batch_size, backbone, head, dim, passes, name):
                            f"{name} {passes} x {similarities / 1e9:.4f}"}
 
 
-SSL_STEP_FLOPS = {"moco": moco_step_flops, "densecl": densecl_step_flops, "simclr": simclr_step_flops, "byol": byol_step_flops,
+def swav_queue_length(batch_size, queue_length=3840):
+    """SwAV's queue at batch B: `queue_length` rounded up to a multiple of B (the trainer needs one), so
+    that K = 3000 prototypes <= queue + batch at the CPU batch sizes (the authors' batch-256 setting)."""
+    return -(-queue_length // batch_size) * batch_size
+
+
+def swav_step_flops(batch_size, backbone, feature_dim, projection_dims, num_prototypes, crop_counts, crop_sizes,
+                    crops_for_assign, queue_length, **_):
+    """FLOPs of one SwAV multi-crop step (Sec. 3.1-3.2) on B images, convs and matmuls only.
+
+    Each crop (`crop_counts` of each size in `crop_sizes`) through the backbone convs at its
+    size, forward and backward (3 x forward); the projector and the prototypes z . C on all
+    V B crops, 3 x (2 (F H + H C) + 2 C K). The codes' queue scores (no gradient): each
+    assignment crop's L = `swav_queue_length(B)` past features against the prototypes,
+    2 L C K. BN, pooling, the normalisations, Sinkhorn's element-wise iterations, the
+    softmaxes and the optimizer are not counted.
+    """
+    crops = sum(crop_counts)
+    convs = {size: resnet_forward_flops(**{**backbone, "image_size": size})["convs"] for size in crop_sizes}
+    backbone_total = sum(3 * convs[size] * count * batch_size for size, count in zip(crop_sizes, crop_counts))
+    head = mlp_forward_flops(feature_dim, projection_dims) + dense_flops(1, projection_dims[-1], num_prototypes)
+    queue = swav_queue_length(batch_size, queue_length)
+    queue_scores = len(crops_for_assign) * dense_flops(queue, projection_dims[-1], num_prototypes)
+    total = backbone_total + 3 * head * crops * batch_size + queue_scores
+    sizes = " + ".join(f"{count} x {size}px {convs[size] / 1e9:.4f}" for size, count in zip(crop_sizes, crop_counts))
+    return {"backbone_forward_per_crop": convs, "head_forward_per_crop": head, "batch_size": batch_size,
+            "crops": crops, "queue_length": queue, "backbone": backbone_total, "heads": 3 * head * crops * batch_size,
+            "queue_scores": queue_scores, "total": total,
+            "description": f"B = {batch_size} x 3 x ({sizes}) + heads 3 x {head / 1e9:.4f} x {crops} crops + "
+                           f"queue scores {queue_scores / 1e9:.3f} (L = {queue})"}
+
+
+SSL_STEP_FLOPS = {"moco": moco_step_flops, "densecl": densecl_step_flops, "swav": swav_step_flops,
+                  "simclr": simclr_step_flops, "byol": byol_step_flops,
                   "invaspread": invaspread_step_flops, "mae": mae_step_flops}
 
 

@@ -142,6 +142,20 @@ def test_densecl_step_adds_the_dense_head_correspondence_and_dense_logits_to_moc
     assert flops["total"] == moco + 4 * 128 * head + correspondence + 2 * dense_logits
 
 
+def test_swav_step_counts_every_crop_at_its_size_and_the_queue_scores():
+    # The CIFAR ResNet-18 on a 14 x 14 crop: stem and stage 1 at 14, stages 2-4 at 7, 4, 2 (3x3 convs, padding 1).
+    def later(s, c):
+        return 2 * s * s * (c * c // 2 * 9 + 3 * c * c * 9 + c * c // 2)
+
+    small = 2 * 14 * 14 * 64 * 27 + 4 * 2 * 14 * 14 * 64 * 64 * 9 + later(7, 128) + later(4, 256) + later(2, 512)
+    flops = counts.ssl_step_flops("swav", 32)
+    assert flops["backbone_forward_per_crop"] == {32: 1_110_835_200, 14: small}
+    head = 2 * 512 * 2048 + 2 * 2048 * 128 + 2 * 128 * 3000  # projector + prototypes, per crop
+    queue = 2 * (2 * 3840 * 128 * 3000)  # each assignment crop's 3840 past features against the prototypes
+    assert flops["total"] == 3 * 32 * (2 * 1_110_835_200 + 6 * small) + 3 * 32 * 8 * head + queue
+    assert counts.swav_queue_length(32) == 3840 and counts.swav_queue_length(100) == 3900  # a multiple of B
+
+
 def test_beit_step_by_hand_for_a_tiny_config():
     # 32x32 images, patch 8 (N = 16, T = 17), 2 layers x 16, MLP 32, |V| = 10, B = 2.
     flops = counts.beit_step_flops(2, image_size=32, patch_size=8, num_layers=2, hidden_dim=16, mlp_dim=32,

@@ -62,3 +62,17 @@ def test_selftest_writes_the_report_json(tmp_path):
     assert entry["results"]["torch_reference"]["ratio_to_reference"] == 1.0
     again = _bench("report", str(path))
     assert again.returncode == 0 and "| keras/torch" in again.stdout
+
+
+def test_ssl_family_feeds_swav_two_sizes_of_crops_and_knows_every_model():
+    from benchmarks import flops
+    from benchmarks.families import ssl
+
+    assert "swav" in ssl.MODELS and "densecl" in ssl.MODELS
+    for model in ssl.MODELS:
+        assert ssl.BATCH[model] > 0 and ssl.STEPS[model] > 0, model
+        assert flops.ssl_step_flops(model, 8)["total"] > 0, model
+    assert ssl.view_sizes("swav") == [32, 32] + [14] * 6  # the preset's 2 x 32 + 6 x 14 crops
+    assert ssl.view_sizes("densecl") == [32, 32] and ssl.view_sizes("mae_vit_s16") == [224]
+    views = ssl.make_views("swav", 3, nchw=True)
+    assert [v.shape for v in views] == [(3, 3, 32, 32)] * 2 + [(3, 3, 14, 14)] * 6

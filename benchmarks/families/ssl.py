@@ -1,4 +1,4 @@
-"""Self-supervised steps (MoCo v2, SimCLR, BYOL, InvaSpread, MAE) on every Keras backend vs PyTorch.
+"""Self-supervised steps (MoCo v2, DenseCL, SwAV, SimCLR, BYOL, InvaSpread, MAE) on every Keras backend vs PyTorch.
 
 Models (`flops.SSL_MODELS`):
 
@@ -13,8 +13,20 @@ Models (`flops.SSL_MODELS`):
   projection_hidden_dim=2048, queue_size=4096, momentum=0.99, augmentation=None)`: moco_v2's
   step plus the dense head (1x1 512 -> 2048 -> 128 on the 4 x 4 map), the correspondence and
   the second queue, lambda 0.5, tau 0.2, batch 128, against the same step in plain PyTorch
-  (`torch_reference/densecl_cifar.py`, the authors' `densecl.py` written out; lightly's
-  momentum and shuffle helpers). Both: MoCo's SGD.
+  (`torch_reference/densecl_cifar.py`, the authors' `densecl.py` written out, on
+  `torch_reference/cifar_resnet.py`'s ResNet-18 with split BN; no torchvision or lightly,
+  so it runs in this interpreter). Both: MoCo's SGD.
+- `swav`: `SwAV.from_preset("swav_cifar_resnet18", queue_length=L, augmentation=None)` (the
+  same CIFAR ResNet-18, taking any size; multi-crop 2 x 32 + 6 x 14, each size through
+  the backbone in one batch; projector 512 -> 2048 (BN, ReLU) -> 128, K = 3000 prototypes,
+  tau 0.1; Sinkhorn eps 0.05 x 3 on the two 32-pixel crops over a queue of L = 3840
+  (rounded up to a multiple of B: `flops.swav_queue_length`) past features each, which
+  K <= L + B needs below batch 3000), fed `x=[8 crops]`, batch 128, against a plain
+  PyTorch SwAV written from the paper (`torch_reference/swav_cifar.py`, the queue always
+  read). Both: LARS lr 0.6 x B / 256, momentum 0.9, eta 0.001, weight decay 1e-6 on every
+  parameter but the prototypes, every parameter adapted (`SwAV.compile()`; the reference's
+  `lars.py` with `exclude_bias_and_norm=False`, constant lr), prototypes frozen for the
+  first epoch (the warmup block).
 - `simclr`: `SimCLR.from_preset("simclr_cifar_resnet18", augmentation=None)` (the same
   CIFAR ResNet-18; v1 head 512 -> 512 -> 128 with BN; NT-Xent over the 2N views, tau 0.5;
   both views in one encoder call), batch 128, against lightly's `SimCLRProjectionHead` and
@@ -40,27 +52,31 @@ Models (`flops.SSL_MODELS`):
   weight matrices), batch 16, against a plain PyTorch MAE written from the paper on
   timm's ViT blocks (`torch_reference/mae.py`).
 
-    python -m benchmarks ssl [--models moco_v2 simclr byol invaspread mae_vit_s16] [--repeats 3]
+    python -m benchmarks ssl [--models moco_v2 densecl swav simclr byol invaspread mae_vit_s16] [--repeats 3]
         [--modes fit step] [--bn-splits 1] [--threads 1] [--json out.json]
         [--reference-python .venv-bench-ref/bin/python]
     python -m benchmarks ssl --models invaspread --batch-size 4 --steps 1 --repeats 1   # smoke
 
 The views are pre-made random tensors (N(0, 1)): augmentation belongs to the input
-pipeline and is not timed on either side (the Keras MoCo, SimCLR and BYOL get
-`x=(view_a, view_b)` with `augmentation=None`; so does InvaSpread). Every model for itself: its four processes (PyTorch
-reference, Keras on JAX, TensorFlow, torch) start together and take turns
-round-robin (`turns.py`), as in the `vision` family: Keras `fit()` epochs of N steps on NumPy arrays
-(default) and, with `--modes fit step`, the bare compiled `train_step`; the
-reference's loop of N steps over N different batches. Warmup dropped, median of
-`--repeats`. MFU = steps/s x FLOPs per step (`flops.ssl_step_flops`) / peak.
+pipeline and is not timed on either side (the Keras MoCo, DenseCL, SimCLR, BYOL and
+InvaSpread get `x=(view_a, view_b)` with `augmentation=None`; SwAV its 8 crops of two
+sizes). Every model for itself: its four processes (PyTorch reference, Keras on JAX,
+TensorFlow, torch) start together and take turns round-robin (`turns.py`), as in the
+`vision` family: Keras `fit()` epochs of N steps on NumPy arrays (default) and, with
+`--modes fit step`, the bare compiled `train_step`; the reference's loop of N steps over N
+different batches. Warmup dropped, median of `--repeats`. MFU = steps/s x FLOPs per step
+(`flops.ssl_step_flops`) / peak.
 """
+
+import functools
 
 from .. import flops, turns, workers
 
 MODELS = tuple(flops.SSL_MODELS)
 # Batch size and steps per timed block, per model: one step is ~5-30 s here.
-BATCH = {"moco_v2": 128, "densecl": 128, "simclr": 128, "byol": 128, "invaspread": 128, "mae_vit_s16": 16}
-STEPS = {"moco_v2": 2, "densecl": 2, "simclr": 2, "byol": 1, "invaspread": 2, "mae_vit_s16": 2}
+BATCH = {"moco_v2": 128, "densecl": 128, "swav": 128, "simclr": 128, "byol": 128, "invaspread": 128,
+         "mae_vit_s16": 16}
+STEPS = {"moco_v2": 2, "densecl": 2, "swav": 1, "simclr": 2, "byol": 1, "invaspread": 2, "mae_vit_s16": 2}
 TWO_VIEWS = ("moco", "densecl", "simclr", "byol", "invaspread")  # families fed x = (view_a, view_b); MAE takes one image
 LIGHTLY = ("moco", "simclr", "byol")  # references built from lightly's pieces
 
@@ -74,13 +90,20 @@ def step_flops(args):
     return flops.ssl_step_flops(args.model, args.batch_size)
 
 
-def make_views(model, n, nchw=False, count=2):
-    """`count` arrays of n random images (N(0, 1), float32) of `model`'s size, seed 0."""
+def view_sizes(model):
+    """The side of each view `model` is fed: SwAV its crops, the two-view trainers 2, MAE 1."""
+    config = flops.SSL_MODELS[model]
+    if config["family"] == "swav":
+        return [size for size, count in zip(config["crop_sizes"], config["crop_counts"]) for _ in range(count)]
+    return [config["image_size"]] * (2 if config["family"] in TWO_VIEWS else 1)
+
+
+def make_views(model, n, nchw=False):
+    """One array of n random images (N(0, 1), float32) per view of `model` (`view_sizes`), seed 0."""
     import numpy as np
 
-    size = flops.SSL_MODELS[model]["image_size"]
     rng = np.random.default_rng(0)
-    return [workers.random_images(rng, n, size, nchw=nchw) for _ in range(count)]  # (n, H, W, 3) / (n, 3, H, W)
+    return [workers.random_images(rng, n, size, nchw=nchw) for size in view_sizes(model)]  # (n, H, W, 3) / NCHW
 
 
 # --------------------------------------------------------------------------------------
@@ -109,9 +132,20 @@ def reference_model(model, args):
         net = densecl_cifar.DenseCL(queue_size=config["queue_size"], temperature=config["temperature"],
                                     momentum=config["momentum"], hidden_dim=config["hidden_dim"],
                                     projection_dim=config["projection_dim"], bn_splits=args.bn_splits)
-        return (net, f"plain PyTorch DenseCL (lightly update_momentum / batch_shuffle), torchvision ResNet-18 "
-                f"(CIFAR stem), SplitBatchNorm({args.bn_splits}) (torch_reference/densecl_cifar.py)",
+        return (net, f"plain PyTorch DenseCL and CIFAR ResNet-18, SplitBatchNorm({args.bn_splits}) "
+                f"(torch_reference/densecl_cifar.py)",
                 densecl_cifar.parameters(net), densecl_cifar.make_step)
+    if family == "swav":
+        from ..torch_reference import swav_cifar
+
+        net = swav_cifar.SwAV(projection_dims=config["projection_dims"], num_prototypes=config["num_prototypes"],
+                              temperature=config["temperature"], epsilon=config["epsilon"],
+                              sinkhorn_iterations=config["sinkhorn_iterations"],
+                              crops_for_assign=config["crops_for_assign"],
+                              queue_length=flops.swav_queue_length(args.batch_size, config["queue_length"]))
+        make_step = functools.partial(swav_cifar.make_step, freeze_steps=args.steps)  # Keras: one epoch = one block
+        return (net, "plain PyTorch SwAV and CIFAR ResNet-18 (torch_reference/swav_cifar.py)",
+                swav_cifar.parameters(net), make_step)
     if family == "simclr":
         from ..torch_reference import simclr_cifar
 
@@ -148,9 +182,7 @@ def worker_reference(args):
 
     result = workers.start_reference(args)
     net, result["model"], result["params"], make_step = reference_model(args.model, args)
-    two_views = flops.SSL_MODELS[args.model]["family"] in TWO_VIEWS
-    views = [torch.from_numpy(v) for v in make_views(args.model, args.steps * args.batch_size, nchw=True,
-                                                    count=2 if two_views else 1)]
+    views = [torch.from_numpy(v) for v in make_views(args.model, args.steps * args.batch_size, nchw=True)]
     result["rss_after_import_mb"] = turns.peak_rss_mb()
     net.train()
     step_fn, result["optimizer"] = make_step(net, args.batch_size)
@@ -185,6 +217,12 @@ def build_keras_model(model, batch_size, steps, epochs, bn_splits):
         description = (f"DenseCL.from_preset('densecl_resnet50', <moco_cifar_resnet18's backbone>, "
                        f"projection_hidden_dim={config['hidden_dim']}, queue_size={config['queue_size']}, "
                        f"momentum={config['momentum']}, shuffle_bn_splits={bn_splits}, augmentation=None)")
+    elif config["family"] == "swav":
+        from keras_paperzoo.models.swav.swav import SwAV
+
+        queue = flops.swav_queue_length(batch_size, config["queue_length"])
+        trainer = SwAV.from_preset(config["preset"], queue_length=queue, augmentation=None, seed=0)
+        description = f"SwAV.from_preset({config['preset']!r}, queue_length={queue}, augmentation=None)"
     elif config["family"] in ("simclr", "byol", "invaspread"):
         from keras_paperzoo.models.byol.byol import BYOL
         from keras_paperzoo.models.invaspread.invaspread import InvaSpread
@@ -207,8 +245,8 @@ def worker_keras(args):
     steps, bsz = args.steps, args.batch_size
     model, result["model"] = build_keras_model(args.model, bsz, steps, args.repeats + 1, args.bn_splits)
     workers.describe_model(result, model)
-    two_views = flops.SSL_MODELS[args.model]["family"] in TWO_VIEWS
-    views = make_views(args.model, steps * bsz, count=2 if two_views else 1)
-    x = views if two_views else views[0]  # MoCo, SimCLR, BYOL, InvaSpread: x = [view_a, view_b]
-    first_batch = (tuple(v[:bsz] for v in views),) if two_views else views[0][:bsz]
+    views = make_views(args.model, steps * bsz)
+    several = len(views) > 1  # MoCo, DenseCL, SimCLR, BYOL, InvaSpread: x = [view_a, view_b]; SwAV: its 8 crops
+    x = views if several else views[0]
+    first_batch = (tuple(v[:bsz] for v in views),) if several else views[0][:bsz]
     return workers.run_timed_blocks(result, model, {"x": x, "batch_size": bsz}, first_batch, args)

@@ -1,22 +1,25 @@
-"""DenseCL training step in plain PyTorch (plus lightly's momentum / shuffle helpers): the reference for `ssl`.
+"""DenseCL training step in plain PyTorch: the reference for `ssl`.
 
 The same step as `DenseCL.from_preset("densecl_resnet50", ...)`'s on the MoCo authors' CIFAR
 ResNet-18 in keras-paperzoo (Wang et al. 2021; the authors' `densecl.py` and
 `DenseCLNeck`, written out here):
 
-- Backbone: `moco_cifar.cifar_resnet18` (torchvision ResNet-18, 3x3 stem, no max pool,
-  SplitBatchNorm(G)) cut before its pooling: (B, 512, 4, 4) maps at 32x32.
-- Global head: pooling, lightly's `MoCoProjectionHead(512, 2048, 128)`. Dense head:
-  Conv1x1 512 -> 2048, ReLU, Conv1x1 2048 -> 128 (the authors' `mlp2`); its pooled output
-  goes to the second queue.
-- Key encoder: deep copies moved by lightly's `update_momentum` before the keys; the key
-  batch shuffled / un-shuffled with lightly's `batch_shuffle` / `batch_unshuffle`.
+- Backbone: `cifar_resnet.cifar_resnet18_maps` (torchvision's ResNet-18 with the 3x3 stem
+  and no max pool, written out; every BN a `SplitBatchNorm(G)`): (B, 512, 4, 4) maps at 32x32.
+- Global head: pooling, the MoCo v2 head Linear(512, 2048) - ReLU - Linear(2048, 128).
+  Dense head: Conv1x1 512 -> 2048, ReLU, Conv1x1 2048 -> 128 (the authors' `mlp2`); its
+  pooled output goes to the second queue.
+- Key encoder: deep copies moved by the momentum update before the keys (the authors'
+  `_momentum_update_key_encoder`); the key batch shuffled / un-shuffled around the key
+  encoder (their `_batch_shuffle_ddp` on one device: a random permutation).
 - Correspondence: argmax over the cosine similarity of the query and key backbone maps;
   the dense positive gathered from the key's dense grid; negatives from the second queue.
 - Loss: 0.5 x InfoNCE(global) + 0.5 x InfoNCE(dense), tau 0.2, both queues read before
   the batch's keys are enqueued.
 - Optimizer: `torch.optim.SGD(lr=0.03 x B / 256, momentum=0.9, weight_decay=1e-4)`.
 
+No torchvision or lightly (lightly's model utilities import torchvision, whose PyPI wheels
+need a CUDA torch: `cifar_resnet.py`), so it runs in the Keras environment's interpreter.
 Timed on its own: `python -m benchmarks ssl --models densecl --runs torch_reference`.
 """
 
@@ -24,18 +27,22 @@ import copy
 
 import torch
 import torch.nn.functional as F
-from lightly.models.modules import MoCoProjectionHead
-from lightly.models.utils import batch_shuffle, batch_unshuffle, deactivate_requires_grad, update_momentum
 from torch import nn
 
-from .moco_cifar import cifar_resnet18
+from .cifar_resnet import cifar_resnet18_maps
 from .steps import count_params, loss_step
 
 
-def cifar_resnet18_map(bn_splits=8):
-    """(B, 3, 32, 32) -> (B, 512, 4, 4): the CIFAR ResNet-18 without its pooling and classifier."""
-    net = cifar_resnet18(bn_splits)
-    return nn.Sequential(*list(net.children())[:-2])  # drop avgpool and fc
+def moco_head(in_dim=512, hidden_dim=2048, out_dim=128):
+    """MoCo v2's projection head (lightly's `MoCoProjectionHead`): Linear - ReLU - Linear, with biases."""
+    return nn.Sequential(nn.Linear(in_dim, hidden_dim), nn.ReLU(inplace=True), nn.Linear(hidden_dim, out_dim))
+
+
+@torch.no_grad()
+def momentum_update(online, target, momentum):
+    """target <- m target + (1 - m) online, parameter by parameter (BN statistics not)."""
+    for p, q in zip(online.parameters(), target.parameters()):
+        q.mul_(momentum).add_(p.detach(), alpha=1 - momentum)
 
 
 class DenseCL(nn.Module):
@@ -44,13 +51,12 @@ class DenseCL(nn.Module):
     def __init__(self, queue_size=4096, temperature=0.2, momentum=0.99, hidden_dim=2048, projection_dim=128,
                  bn_splits=8, dense_weight=0.5):
         super().__init__()
-        self.backbone = cifar_resnet18_map(bn_splits)
-        self.head = MoCoProjectionHead(512, hidden_dim, projection_dim)
+        self.backbone = cifar_resnet18_maps(bn_splits)
+        self.head = moco_head(512, hidden_dim, projection_dim)
         self.dense_head = nn.Sequential(nn.Conv2d(512, hidden_dim, 1), nn.ReLU(inplace=True),
                                         nn.Conv2d(hidden_dim, projection_dim, 1))
         self.momentum_copies = nn.ModuleList([copy.deepcopy(m) for m in (self.backbone, self.head, self.dense_head)])
-        for module in self.momentum_copies:
-            deactivate_requires_grad(module)
+        self.momentum_copies.requires_grad_(False)
         self.register_buffer("queue", F.normalize(torch.randn(queue_size, projection_dim), dim=1))
         self.register_buffer("queue2", F.normalize(torch.randn(queue_size, projection_dim), dim=1))
         self.pointer = 0
@@ -71,10 +77,11 @@ class DenseCL(nn.Module):
     def loss(self, x_q, x_k):
         q, q_grid, _, q_b = self._encode(self.backbone, self.head, self.dense_head, x_q)
         for online, target in zip((self.backbone, self.head, self.dense_head), self.momentum_copies):
-            update_momentum(online, target, self.momentum)
+            momentum_update(online, target, self.momentum)
         with torch.no_grad():
-            x_k, shuffle = batch_shuffle(x_k)
-            k, k_grid, k2, k_b = (batch_unshuffle(t, shuffle) for t in self._encode(*self.momentum_copies, x_k))
+            shuffle = torch.randperm(len(x_k), device=x_k.device)
+            unshuffle = torch.argsort(shuffle)
+            k, k_grid, k2, k_b = (t[unshuffle] for t in self._encode(*self.momentum_copies, x_k[shuffle]))
         queue, queue2 = self.queue.clone(), self.queue2.clone()
         global_loss = self._info_nce((q * k).sum(1, keepdim=True), q @ queue.T)
         matches = torch.matmul(q_b.detach().transpose(1, 2), k_b).argmax(dim=2)  # (B, S)

@@ -28,24 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-
-class BasicBlock(nn.Module):
-    """3x3 conv-BN-ReLU, 3x3 conv-BN, + shortcut (identity, or 1x1 conv-BN), ReLU."""
-
-    def __init__(self, in_channels, filters, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(in_channels, filters, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(filters)
-        self.conv2 = nn.Conv2d(filters, filters, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(filters)
-        self.shortcut = nn.Identity()
-        if stride != 1 or in_channels != filters:
-            self.shortcut = nn.Sequential(nn.Conv2d(in_channels, filters, 1, stride=stride, bias=False),
-                                          nn.BatchNorm2d(filters))
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        return F.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+from .cifar_resnet import BasicBlock
 
 
 class EmbeddingNetwork(nn.Module):

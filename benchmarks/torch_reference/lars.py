@@ -10,8 +10,10 @@ Keras class write it. For each parameter w with gradient g:
 
 "Weights only": biases and normalisation parameters (every parameter of rank <= 1,
 the Keras class's default `is_bias_or_norm_parameter` rule) are neither decayed nor
-adapted. One parameter at a time, as a plain PyTorch user writes it (no `_foreach`).
-Used by `simclr_cifar.py` and `byol_cifar.py`.
+adapted, unless `exclude_bias_and_norm=False` (SwAV's apex LARC: every parameter; a
+parameter group with `weight_decay=0` is adapted but not decayed). One parameter at a
+time, as a plain PyTorch user writes it (no `_foreach`). Used by `simclr_cifar.py`,
+`byol_cifar.py` and `swav_cifar.py`.
 """
 
 import torch
@@ -26,10 +28,13 @@ class LARS(torch.optim.Optimizer):
         momentum: 0.9 in SimCLR and BYOL.
         weight_decay: coupled decay of the weights (SimCLR 1e-6, BYOL 1.5e-6).
         eta: the trust coefficient (0.001).
+        exclude_bias_and_norm: leave the rank <= 1 parameters out of the decay and the
+            adaptation (True; SwAV: False).
     """
 
-    def __init__(self, params, lr, momentum=0.9, weight_decay=1e-6, eta=0.001):
-        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay, "eta": eta})
+    def __init__(self, params, lr, momentum=0.9, weight_decay=1e-6, eta=0.001, exclude_bias_and_norm=True):
+        super().__init__(params, {"lr": lr, "momentum": momentum, "weight_decay": weight_decay, "eta": eta,
+                                  "exclude_bias_and_norm": exclude_bias_and_norm})
 
     @torch.no_grad()
     def step(self, closure=None):
@@ -39,7 +44,7 @@ class LARS(torch.optim.Optimizer):
                 if p.grad is None:
                     continue
                 g = p.grad
-                if p.ndim > 1:  # a weight: decayed and adapted
+                if p.ndim > 1 or not group["exclude_bias_and_norm"]:  # a weight: decayed and adapted
                     g = g.add(p, alpha=decay)
                     w_norm = torch.linalg.vector_norm(p)  # ()
                     g_norm = torch.linalg.vector_norm(g)  # ()

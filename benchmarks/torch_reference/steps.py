@@ -1,17 +1,19 @@
 """What the references' training steps share: the optimizer step around `model.loss` and the
-parameter count. (`invaspread_cifar.py` keeps its own copies: tests/losses imports it as a
-top-level module, outside this package.)
+parameter count. (`invaspread_cifar.py` keeps its own copies.)
 """
 
 
-def loss_step(model, opt, after=None):
-    """`step(*batch) -> detached loss`: zero_grad, `model.loss(*batch)`, backward, `opt.step()`,
-    then `after()` (e.g. a memory-bank update outside the gradient) when given."""
+def loss_step(model, opt, after=None, before_step=None):
+    """`step(*batch) -> detached loss`: zero_grad, `model.loss(*batch)`, backward, `before_step()`
+    (e.g. dropping a frozen parameter's gradient) when given, `opt.step()`, then `after()` (e.g. a
+    memory-bank update outside the gradient) when given."""
 
     def step(*batch):
         opt.zero_grad(set_to_none=True)
         loss = model.loss(*batch)
         loss.backward()
+        if before_step is not None:
+            before_step()
         opt.step()
         if after is not None:
             after()
