@@ -253,6 +253,41 @@ REPRODUCTIONS = {
                       "--batch-size", "2048", "--pretrain-lr", "1.5e-3"),
         }, "ImageNet and DALL-E's tokenizer are not offline: MNIST with a dVAE trained here; paper: BEiT's 800 "
            "epochs at batch 2048 (lr 1.5e-3) and 100 of fine-tuning, on MNIST with beit_tiny_digits."),
+    "gpt1": Reproduction(
+        "gpt1", "Radford et al. 2018, Improving Language Understanding by Generative Pre-Training (GPT-1)",
+        "Table 5 / Sec. 5: fine-tuning a pre-trained GPT beats the same transformer trained on the task alone.",
+        "gpt1_sst2", {
+            "smoke": ("--data", "sample", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocabulary-size",
+                      "300", "--sequence-length", "32", "--batch-size", "8", "--pretrain-steps", "4",
+                      "--zero-shot-points", "2", "--train-sentences", "32", "--finetune-epochs", "1", "--lr", "1e-3",
+                      "--finetune-seeds", "0", "--choice-entities", "12", "--choice-train", "4",
+                      "--choice-pretrain-steps", "4", "--choice-epochs", "1", "--choice-lr", "1e-3",
+                      "--choice-vocabulary-size", "300"),
+            "cpu": (),
+            "gpu": ("--corpus", "all", "--layers", "6", "--hidden", "384", "--heads", "6", "--vocabulary-size",
+                    "8000", "--sequence-length", "128", "--batch-size", "64", "--pretrain-steps", "50000",
+                    "--zero-shot-points", "10", "--choice-pretrain-steps", "6000"),
+            "paper": ("--corpus", "all", "--layers", "12", "--hidden", "768", "--heads", "12", "--vocabulary-size",
+                      "16000", "--sequence-length", "512", "--batch-size", "64", "--pretrain-steps", "100000",
+                      "--pretrain-lr", "2.5e-4", "--zero-shot-points", "10", "--lr", "6.25e-5",
+                      "--train-sentences", "67349", "--choice-pretrain-steps", "20000", "--choice-lr", "6.25e-5"),
+        }, "BooksCorpus is not offline: the LM text is the SST-2 training sentences (cpu) or all the offline English, "
+           "1.3M words (gpu, paper); cpu: 2 x 128, 1,200 LM updates, 800 labelled sentences (a 2-core shared CPU); "
+           "paper: GPT-1's 12 x 768, context 512, lr 2.5e-4 / 6.25e-5, all of SST-2; a 16,000-token BPE (40,000 "
+           "merges need more text)."),
+    "gpt3": Reproduction(
+        "gpt3", "Brown et al. 2020, Language Models are Few-Shot Learners (GPT-3)",
+        "Fig. 1.2: in-context learning: accuracy on held-out tasks rises with the number of shots K in the prompt, "
+        "while a random-initialised model and a unigram baseline stay flat.",
+        "gpt3_icl", {
+            "smoke": ("--updates", "8", "--width", "16", "--heads", "2", "--tasks", "2", "--queries", "4",
+                      "--chunks", "1", "--scoring", "rows"),
+            "cpu": (),
+            "gpu": ("--updates", "20000", "--width", "128", "--batch-size", "64", "--tasks", "250"),
+            "paper": ("--updates", "100000", "--layers", "4", "--width", "256", "--heads", "8", "--batch-size", "128",
+                      "--alphabet-size", "26", "--tasks", "500", "--queries", "8"),
+        }, "Synthetic held-out tasks (random letter maps, Caesar shifts) stand in for the paper's benchmarks; cpu: "
+           "2 x 64 GPT, 6,000 updates of batch 32 (JAX); gpu / paper: written-down schedules, not run."),
     "igpt": Reproduction(
         "igpt", "Chen et al. 2020, Generative Pretraining from Pixels (iGPT)",
         "Fig. 3: the linear probe on averaged layer-normed features peaks in the middle of the network, not at "

@@ -16,14 +16,16 @@ import keras
 
 from keras_paperzoo.cli import main
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
+from tests.reproductions import gpt1_sst2_checks, gpt3_icl_checks
 
 PAPERS = ("gan", "alexnet", "vgg", "resnet", "vit", "transformer", "bert", "gpt", "moco", "mae", "simclr", "byol",
-          "swav", "instdisc", "invaspread", "cpc", "cmc", "deepcluster", "densecl", "beit", "igpt")
+          "swav", "instdisc", "invaspread", "cpc", "cmc", "deepcluster", "densecl", "beit", "gpt1",
+          "gpt3", "igpt")
 # JAX compiles each trainer for tens of seconds and its leg is the suite's longest: mae, moco and bert (181-244 s
 # each on JAX under load) run on torch; so do beit and igpt (53 / 43 s on torch at load 7.5, 253 / 105 s on TF).
 LEGS = {
     "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert", "swav", "densecl",
-              "beit", "igpt"),
+              "beit", "igpt", "gpt1", "gpt3"),
     "jax": ("vgg", "cmc"),
     "tensorflow": ("simclr", "byol", "instdisc", "invaspread", "cpc", "deepcluster"),
 }
@@ -321,7 +323,8 @@ CHECKS = {
     "bert": _bert, "gpt": _gpt, "moco": _moco, "mae": _mae, "simclr": _ssl("simclr", "SimCLR, t = 0.5"),
     "byol": _ssl("byol", "BYOL"), "swav": _swav, "instdisc": _instdisc, "invaspread": _ssl("invaspread", "InvaSpread"),
     "cpc": _ssl("cpc", "CPC v1"), "cmc": _ssl("cmc", "CMC"), "deepcluster": _deepcluster, "densecl": _densecl,
-    "beit": _beit, "igpt": _igpt,
+    "beit": _beit, "igpt": _igpt, "gpt1": gpt1_sst2_checks.check_smoke_output,
+    "gpt3": gpt3_icl_checks.check_smoke_output,
 }
 METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "vgg": "vgg_cifar_metrics.json",
            "resnet": "resnet_cifar_metrics.json", "vit": "vit_cifar_metrics.json",
@@ -330,6 +333,7 @@ METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "
            "instdisc": "instdisc_proximal_digits_metrics.json",
            "deepcluster": "deepcluster_digits_metrics.json", "densecl": "densecl_digits_metrics.json",
            "beit": "beit_digits_metrics.json", "igpt": "igpt_digits_metrics.json",
+           "gpt1": gpt1_sst2_checks.METRICS_FILE, "gpt3": gpt3_icl_checks.METRICS_FILE,
            **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "swav", "invaspread", "cpc", "cmc")}}
 
 
