@@ -96,6 +96,12 @@ def build_parser():
                        "objective (default autoregressive)")
     train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
     train.add_argument("--bpe-vocabulary-size", type=_int, default=None, metavar="N", help="(gpt) learn a byte-level BPE of N tokens from the training text (GPT-2's tokenizer, Sec. 2.2) instead of characters")
+    train.add_argument("--task", default=None, help="(bert) the fine-tuning after pre-training: sst2 (default), "
+                       "tagging, multiple_choice or squad; (gpt) lm (default: the language model alone) or GPT-1's "
+                       "fine-tuning after it: classification, entailment, similarity or multiple_choice")
+    train.add_argument("--task-data", default=None, metavar="PATH", help="(bert, gpt) the fine-tuning examples of a "
+                       "--task other than the default: bert tagging a CoNLL file or folder, multiple_choice a SWAG .csv "
+                       "or a .jsonl, squad a SQuAD .json; gpt a JSON-lines file (see docs/command.md)")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 
     papers = "\n".join(f"  {r.name:<12} {r.paper}\n  {'':<12} {r.claim}" for r in REPRODUCTIONS.values())

@@ -39,8 +39,35 @@ character run's is its per-token loss), with bits per character from the latter.
 ```
 paperzoo train gpt --dataset tinyshakespeare.txt --bpe-vocabulary-size 2000 --preset gpt_char_shakespeare
 ```
+
+`--task classification|entailment|similarity|multiple_choice --task-data FILE.jsonl` then
+fine-tunes the trained LM as GPT-1 does (Radford et al. 2018, Sec. 3.2-3.3): a
+`GPTClassifier` on the last token of the paper's traversal inputs (start, delimiter and
+extract tokens added to the vocabulary as new N(0, 0.02^2) embeddings), with the
+auxiliary LM objective at lambda = 0.5 (eq. 5) and GPT-1's fine-tuning optimizer (lr
+6.25e-5, 0.2 % warmup, linear decay) for 3 epochs at batch 32 (`--batch-size` sets both
+stages' batch; `--steps-per-epoch` caps the fine-tuning epochs too). One JSON object a
+line:
+
+- classification: {"text", "label"}: [<s> text <e>];
+- entailment: {"premise", "hypothesis", "label"}: [<s> premise $ hypothesis <e>];
+- similarity: {"text_a", "text_b", "label"}: both orderings, their states added;
+- multiple_choice: {"context", "choices", "label"}: [<s> context $ choice_k <e>] for
+  every choice (at least 2, the same number on every line), `label` the right choice's
+  index; a softmax over the choices.
+
+Labels of the other tasks are strings or integers; the classes are their sorted set.
+A line may carry "split": "train" or "dev" (then every line must); otherwise a
+seeded draw of 10 % of the lines (at least one) is the dev set. A sequence longer than
+the model's context is cut, one token at a time from its longest part (the count is
+reported). With characters the vocabulary is the characters of the text and of the
+task file. Reported beside the LM's figures: the dev accuracy (argmax of the
+classifier's logits, dropout off), the final task and LM losses; `model.keras` is then
+the classifier and `lm.keras` the language model with its tokenizer.
 """
 
+import json
+import pathlib
 import shutil
 
 import numpy as np
@@ -53,6 +80,24 @@ DEFAULT_PRESET = "gpt_char_tiny"
 DEFAULT_UPDATES = 300  # without --epochs: as many epochs as make about 300 updates
 DEFAULT_BATCH = 64
 SAMPLE_LENGTH = 200
+TASKS = ("lm", "classification", "entailment", "similarity", "multiple_choice")
+TASK_FIELDS = {  # the text fields of a --task-data line, in traversal order (Sec. 3.3, Figure 1)
+    "classification": ("text",),
+    "entailment": ("premise", "hypothesis"),
+    "similarity": ("text_a", "text_b"),
+    "multiple_choice": ("context", "choices"),
+}
+TASK_PAPERS = {  # GPT-1's figures on the paper's datasets of each task shape ("task_paper" in metrics.json)
+    "classification": "GPT-1 SST-2 accuracy 91.3 % (Radford et al. 2018, Table 4)",
+    "entailment": "GPT-1 MNLI-m 82.1 %, SNLI 89.9 % accuracy (Radford et al. 2018, Table 2)",
+    "similarity": "GPT-1 QQP F1 70.3, STS-B Pearson 82.0 (Radford et al. 2018, Table 4)",
+    "multiple_choice": "GPT-1 Story Cloze 86.5 %, RACE 59.0 % accuracy (Radford et al. 2018, Table 3)",
+}
+SPLITS = ("train", "dev")
+DEV_FRACTION = 0.1
+LM_WEIGHT = 0.5  # lambda of eq. (5), Sec. 4.1
+FINE_TUNING_EPOCHS = 3  # Sec. 4.1: "3 epochs of training", batch 32
+FINE_TUNING_BATCH = 32
 
 
 def char_lm_optimizer(total_steps, learning_rate=1e-3, min_learning_rate=1e-4, warmup_steps=100,
@@ -115,6 +160,201 @@ def _model(preset, vocabulary_size, tokenizer, sequence_length):
         raise RecipeError(f"gpt: {error}") from error
 
 
+def requested_task(args, recipe, tasks):
+    """(task, path) of `--task` / `--task-data`, checked: tasks[0] (the default) takes no file, the others need one."""
+    task = getattr(args, "task", None) or tasks[0]
+    path = getattr(args, "task_data", None)
+    if task not in tasks:
+        raise RecipeError(f"{recipe}: --task {task!r} is not one of {', '.join(tasks)}.")
+    if task == tasks[0]:
+        if path is not None:
+            raise RecipeError(f"{recipe}: --task-data is read by --task {' / '.join(tasks[1:])}; --task {task} "
+                              "takes no task file.")
+        return task, None
+    if path is None:
+        raise RecipeError(f"{recipe}: --task {task} needs --task-data PATH, the fine-tuning examples.")
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise RecipeError(f"{recipe}: --task-data {str(path)!r} does not exist.")
+    return task, path
+
+
+def read_jsonl(path, fields):
+    """[(line number, record), ...] of a JSON-lines file, each non-blank line an object holding `fields`.
+
+    A line that is not JSON, not an object or lacks a field raises a ValueError naming
+    the file, the line and the rule.
+    """
+    path = pathlib.Path(path)
+    names = ", ".join(repr(name) for name in fields)
+    if not path.is_file():
+        raise ValueError(f"{str(path)!r} is not a file; a JSON-lines file (one object a line) is expected.")
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} line {number}: not JSON ({error.msg}); each line should be one JSON object "
+                             f"with {names}.") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path} line {number}: a JSON {type(record).__name__}, not an object with {names}.")
+        missing = [name for name in fields if name not in record]
+        if missing:
+            raise ValueError(f"{path} line {number}: no {missing[0]!r} field; each line needs {names}.")
+        records.append((number, record))
+    if not records:
+        raise ValueError(f"{path} holds no JSON lines.")
+    return records
+
+
+def _text(where, name, value):
+    if not isinstance(value, str) or not value.strip():
+        raise RecipeError(f"{where}: {name!r} should be a non-empty string; got {value!r}.")
+    return value
+
+
+def _task_example(task, where, record):
+    """(texts, label) of one --task-data line: the text fields in traversal order (the context, then the choices)."""
+    label = record["label"]
+    if task != "multiple_choice":
+        if isinstance(label, bool) or not isinstance(label, (str, int)):
+            raise RecipeError(f"{where}: 'label' should be a string or an int (a class); got {label!r}.")
+        return [_text(where, name, record[name]) for name in TASK_FIELDS[task]], label
+    choices = record["choices"]
+    if not isinstance(choices, list) or len(choices) < 2:
+        raise RecipeError(f"{where}: 'choices' should be a list of at least 2 strings; got {choices!r}.")
+    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(choices):
+        raise RecipeError(f"{where}: 'label' should be the right choice's index, an int in [0, {len(choices)}); "
+                          f"got {label!r}.")
+    return [_text(where, "context", record["context"])] + [_text(where, "choices", c) for c in choices], label
+
+
+def read_task_data(path, task):
+    """(train, dev, classes) of a `--task-data` JSON-lines file for `task` (see the module docstring).
+
+    train, dev: lists of (texts, label id), texts the task's text fields in traversal
+    order (multiple choice: the context, then the choices); classes: the label values
+    in id order (None for multiple choice, whose label is the choice's index).
+    """
+    try:
+        records = read_jsonl(path, TASK_FIELDS[task] + ("label",))
+    except ValueError as error:
+        raise RecipeError(f"gpt: --task-data {error}") from None
+    examples, splits = [], []
+    for number, record in records:
+        where = f"gpt: --task-data {path} line {number}"
+        examples.append(_task_example(task, where, record))
+        if len(examples[-1][0]) != len(examples[0][0]):
+            raise RecipeError(f"{where}: {len(examples[-1][0]) - 1} choices, but line {records[0][0]} has "
+                              f"{len(examples[0][0]) - 1}; every line needs the same number.")
+        splits.append(record.get("split"))
+        if splits[-1] not in (None, *SPLITS):
+            raise RecipeError(f"{where}: 'split' should be 'train' or 'dev'; got {splits[-1]!r}.")
+        if (splits[-1] is None) != (splits[0] is None):
+            raise RecipeError(f"{where}: {'no' if splits[-1] is None else 'a'} 'split' field, unlike line "
+                              f"{records[0][0]}; give it on every line or on none.")
+    labels = [label for _, label in examples]
+    classes = None
+    if task != "multiple_choice":
+        classes = sorted(set(labels), key=lambda value: (isinstance(value, str), value))
+        if len(classes) < 2:
+            raise RecipeError(f"gpt: --task-data {path}: every line has the label {classes[0]!r}; a classifier needs "
+                              "at least 2 classes.")
+        labels = [classes.index(label) for label in labels]
+    if splits[0] is None:  # a seeded 10 % (at least one line) held out
+        dev_rows = np.zeros(len(examples), bool)
+        dev_rows[np.random.default_rng(0).permutation(len(examples))[: max(1, int(DEV_FRACTION * len(examples)))]] = True
+    else:
+        dev_rows = np.array([split == "dev" for split in splits])
+    train = [(examples[i][0], labels[i]) for i in np.flatnonzero(~dev_rows)]
+    dev = [(examples[i][0], labels[i]) for i in np.flatnonzero(dev_rows)]
+    if not train or not dev:
+        raise RecipeError(f"gpt: --task-data {path}: {len(train)} training and {len(dev)} dev lines; each split needs "
+                          "at least one.")
+    return train, dev, classes
+
+
+def _truncate(parts, budget):
+    """Cut the longest of the id lists by one token until they hold `budget` tokens at most (round robin)."""
+    lengths = [len(part) for part in parts]
+    while sum(lengths) > budget:
+        lengths[int(np.argmax(lengths))] -= 1
+    return [part[:n] for part, n in zip(parts, lengths)]
+
+
+def task_inputs(task, examples, tokenizer, special_token_ids, sequence_length):
+    """(x, y, cut): the `GPTClassifier` inputs of `examples` (`read_task_data`'s), y the label ids, cut how many were shortened.
+
+    Each traversal sequence (Sec. 3.3) is cut to `sequence_length` tokens, special tokens
+    included; multiple choice keeps one context for all choices.
+    """
+    from keras_paperzoo.models.gpt import pack_task_inputs
+
+    budget = sequence_length - (2 if task == "classification" else 3)  # <s> [...] <e>, or <s> [...] $ [...] <e>
+    packed, cut = [], 0
+    for texts, _ in examples:
+        ids = [[int(i) for i in np.asarray(tokenizer.tokenize(text)).reshape(-1)] for text in texts]
+        if task == "multiple_choice":
+            context, _ = _truncate([ids[0], max(ids[1:], key=len)], budget)
+            fitted = [context] + [choice[: budget - len(context)] for choice in ids[1:]]
+            packed.append((context, fitted[1:]))
+        else:
+            fitted = _truncate(ids, budget)
+            packed.append(fitted[0] if task == "classification" else tuple(fitted))
+        cut += sum(map(len, fitted)) < sum(map(len, ids))
+    x = pack_task_inputs(task, packed, sequence_length, special_token_ids)
+    return x, np.array([label for _, label in examples], "int32"), cut
+
+
+def fine_tune(lm, tokenizer, task, task_data, batch_size=FINE_TUNING_BATCH, epochs=FINE_TUNING_EPOCHS,
+              steps_per_epoch=None, seed=0, verbose=0, run=None):
+    """GPT-1's supervised fine-tuning (Sec. 3.2-3.3) of the trained `lm` on `task_data` (`read_task_data`'s).
+
+    A `GPTClassifier` on a copy of the backbone with the start, delimiter and extract
+    tokens added, the auxiliary LM loss at lambda = 0.5, GPT-1's fine-tuning optimizer.
+    With `run` (a `recipes.common.Run`) it is a checkpointed stage of that run.
+    Returns (classifier, history, report), report the dev accuracy and the data's counts.
+    """
+    import keras
+
+    from keras_paperzoo.models.gpt import GPTClassifier, add_task_tokens, task_token_ids
+    from keras_paperzoo.optional import require_tensorflow
+
+    tf = require_tensorflow("The GPT fine-tuning pipeline (tf.data)")
+    train, dev, classes = task_data
+    keras.utils.set_random_seed(seed)
+    backbone = add_task_tokens(lm.backbone)
+    special = task_token_ids(backbone)
+    length = backbone.max_sequence_length
+    x, y, cut = task_inputs(task, train, tokenizer, special, length)
+    x_dev, y_dev, dev_cut = task_inputs(task, dev, tokenizer, special, length)
+    batch_size = min(batch_size, len(y))
+    steps = min(len(y) // batch_size, steps_per_epoch or len(y))
+    data = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(len(y), seed=seed, reshuffle_each_iteration=True)
+    data = data.batch(batch_size, drop_remainder=True).repeat()
+    classifier = GPTClassifier(backbone, num_classes=None if classes is None else len(classes), lm_weight=LM_WEIGHT,
+                               task=task)
+    classifier.compile(total_steps=steps * epochs)
+    if run is not None:
+        history = run.fit(classifier, data, epochs=epochs, steps_per_epoch=steps, verbose=verbose, stage="fine_tuning")
+    else:
+        history = classifier.fit(data, epochs=epochs, steps_per_epoch=steps, verbose=verbose)
+    logits = classifier.predict(x_dev, batch_size=batch_size, verbose=0)["logits"]  # (N, K) or (N, choices)
+    report = {
+        "dev_accuracy": float(np.mean(np.argmax(logits, axis=-1) == y_dev)),
+        "train_examples": len(y),
+        "dev_examples": len(y_dev),
+        "truncated_examples": cut + dev_cut,
+        **({"choices": len(dev[0][0]) - 1} if classes is None else {"classes": classes}),
+        "fine_tuning_batch_size": batch_size,
+        "fine_tuning_steps_per_epoch": steps,
+        "fine_tuning_epochs": epochs,
+    }
+    return classifier, history, report
+
+
 def run(args, extra_callbacks=()):
     import keras
     import keras_hub
@@ -124,13 +364,17 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.recipes import common
 
     run = common.start_run(args, "gpt")
+    task, task_path = requested_task(args, "gpt", TASKS)
+    task_data = None if task == "lm" else read_task_data(task_path, task)  # checked before the LM trains
     try:
         text = load_text(args.dataset)
     except ValueError as error:
         raise RecipeError(f"gpt: --dataset {error}") from error
     bpe_size = getattr(args, "bpe_vocabulary_size", None)
     if bpe_size is None:
-        tokenizer = CharTokenizer.from_text(text)
+        # With a task, its characters join the vocabulary: the classifier reads them with the LM's embeddings.
+        task_text = "" if task_data is None else "".join(t for texts, _ in task_data[0] + task_data[1] for t in texts)
+        tokenizer = CharTokenizer.from_text(text + task_text)
         train, valid = split_ids(tokenizer.encode(text))
         valid_text = text[len(train):]
         token_bytes = np.array([len(c.encode("utf-8")) for c in tokenizer.vocabulary])
@@ -160,7 +404,7 @@ def run(args, extra_callbacks=()):
     with common.Timer() as timer:
         history = run.fit(lm, batches, epochs=epochs, callbacks=list(extra_callbacks), verbose=args.verbose)
     losses = history.history["loss"]
-    run.save_model(lm, "model.keras")
+    run.save_model(lm, "model.keras" if task == "lm" else "lm.keras")  # with a task, model.keras is the classifier
     if bpe_size is not None:
         for filename, contents in tokenizer.files().items():  # vocabulary.json, merges.txt
             run.write_text(filename, contents)
@@ -175,6 +419,18 @@ def run(args, extra_callbacks=()):
     sampler = keras_hub.samplers.TopKSampler(k=min(200, tokenizer.vocabulary_size()), temperature=0.8)  # nanoGPT's
     samples = lm.generate([prompt] * 3, max_length=min(SAMPLE_LENGTH, sequence_length), sampler=sampler)
     run.write_text("samples.txt", "\n\n=====\n\n".join(samples) + "\n")
+
+    fine_tuning = {"task": task}
+    if task != "lm":
+        with common.Timer() as fine_tuning_timer:
+            classifier, fine_history, report = fine_tune(
+                lm, tokenizer, task, task_data, batch_size=args.batch_size or FINE_TUNING_BATCH,
+                steps_per_epoch=args.steps_per_epoch, seed=args.seed, verbose=args.verbose, run=run,
+            )
+        run.save_model(classifier, "model.keras")
+        fine_tuning.update({f"fine_tuning_{name}": values[-1] for name, values in fine_history.history.items()})
+        fine_tuning.update(report, task_data=str(task_path), task_paper=TASK_PAPERS[task],
+                           fine_tuning_seconds=round(fine_tuning_timer.seconds, 2))
 
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(
@@ -205,6 +461,7 @@ def run(args, extra_callbacks=()):
             "samples": samples,
             "backend": keras.backend.backend(),
             "train_seconds": round(timer.seconds, 2),
+            **fine_tuning,
         }
     )
     return run.finish(metrics)

@@ -189,3 +189,146 @@ def test_predicted_characters_count_each_character_once_at_its_first_byte():
     assert recipe._predicted_characters(np.array([2, 1]), np.array([0, 1]), "aé", 1, 2) == 0
     with pytest.raises(RecipeError, match="does not round-trip"):
         recipe._predicted_characters(token_bytes, ids, "ab", 1, 4)
+
+
+# --- --task: GPT-1's fine-tuning on a JSON-lines file ---------------------------------------------------------
+WORDS = ["good", "bad", "fine", "poor", "love", "hate"]
+
+
+def _task_lines(task, n=20, split=False):
+    """n lines of `task`'s fields, labels alternating (strings for classification, ints elsewhere)."""
+    rng = np.random.default_rng(2)
+    lines = []
+    for i in range(n):
+        words = lambda k: " ".join(rng.choice(WORDS, size=k))  # noqa: E731
+        record = {
+            "classification": {"text": words(4), "label": ["neg", "pos"][i % 2]},
+            "entailment": {"premise": words(5), "hypothesis": words(2), "label": i % 3},
+            "similarity": {"text_a": words(3), "text_b": words(3), "label": i % 2},
+            # The first context is longer than the 48-token context: it is cut, the choices kept.
+            "multiple_choice": {"context": words(30 if i == 0 else 3), "choices": [words(2), words(1), "é"],
+                                "label": i % 3},
+        }[task]
+        if split:
+            record["split"] = "dev" if i >= n - 4 else "train"
+        lines.append(json.dumps(record))
+    return "\n".join(lines) + "\n"
+
+
+GPT_TASK_RUNS = [
+    pytest.param("classification", marks=pytest.mark.one_leg("jax")),
+    pytest.param("entailment", marks=pytest.mark.one_leg("tensorflow")),
+    pytest.param("similarity", marks=pytest.mark.one_leg("torch")),
+    pytest.param("multiple_choice", marks=pytest.mark.one_leg("torch")),
+]
+
+
+@pytest.mark.parametrize("task", GPT_TASK_RUNS)
+def test_gpt_recipe_fine_tunes_a_gpt_classifier_on_task_data(tmp_path, tiny_preset, task):
+    from keras_paperzoo.models.gpt import task_token_ids
+
+    data = tmp_path / f"{task}.jsonl"
+    split = task == "entailment"  # a "split" field: its 4 dev lines; otherwise a seeded 10 % (2 of 20)
+    data.write_text(_task_lines(task, split=split), encoding="utf-8")
+    metrics = recipe.run(_args(tmp_path, preset=tiny_preset, steps_per_epoch=1, batch_size=4, task=task,
+                               task_data=str(data)))
+    out = tmp_path / "run"
+    saved = json.loads((out / "metrics.json").read_text())
+    assert saved["task"] == task and saved["task_data"] == str(data) and "GPT-1" in saved["task_paper"]
+    assert (saved["train_examples"], saved["dev_examples"]) == ((16, 4) if split else (18, 2))
+    assert saved["fine_tuning_epochs"] == 3 and saved["fine_tuning_steps_per_epoch"] == 1
+    for name in ("fine_tuning_loss", "fine_tuning_task_loss", "fine_tuning_lm_loss"):
+        assert np.isfinite(saved[name])
+    # eq. (5): L_3 = L_2 + 0.5 L_1 (the epoch means of one dropout draw per step: equal up to float sums)
+    assert saved["fine_tuning_loss"] == pytest.approx(saved["fine_tuning_task_loss"] + 0.5 * saved["fine_tuning_lm_loss"],
+                                                      rel=1e-4)
+    assert saved["truncated_examples"] == (1 if task == "multiple_choice" else 0)
+
+    # The classifier and the LM reload; the dev accuracy is the reloaded classifier's argmax accuracy.
+    classifier = keras.saving.load_model(out / "model.keras")
+    lm = keras.saving.load_model(out / "lm.keras")
+    assert type(classifier).__name__ == "GPTClassifier" and classifier.task == task and classifier.lm_weight == 0.5
+    assert classifier.backbone.vocabulary_size == lm.backbone.vocabulary_size + 3 == saved["vocabulary_size"] + 3
+    train, dev, classes = recipe.read_task_data(data, task)
+    assert len(dev) == saved["dev_examples"]
+    x, y, _ = recipe.task_inputs(task, dev, lm.tokenizer, task_token_ids(classifier.backbone), 48)
+    special = task_token_ids(classifier.backbone)
+    assert (x["token_ids"][..., 0] == special["start"]).all()
+    assert ((x["token_ids"] == special["delimiter"]).sum(-1) == (0 if task == "classification" else 1)).all()
+    accuracy = np.mean(classifier.predict(x, verbose=0)["logits"].argmax(-1) == y)
+    assert saved["dev_accuracy"] == pytest.approx(accuracy) and 0.0 <= accuracy <= 1.0
+    if task == "multiple_choice":
+        assert saved["choices"] == 3 and "é" in lm.tokenizer.vocabulary  # the task's characters join the vocabulary
+    else:
+        assert saved["classes"] == (["neg", "pos"] if task == "classification" else [0, 1, 2][: 3 if split else 2])
+    assert metrics["parameters"] == lm.count_params()
+
+
+@pytest.mark.backend_free("jax")  # pure Python: the same on every leg
+@pytest.mark.parametrize("task, line, message", [
+    ("classification", '{"text": "a"}', r"line 2: no 'label' field; each line needs 'text', 'label'\.$"),
+    ("entailment", '{"premise": "a", "label": 1}', r"line 2: no 'hypothesis' field; each line needs 'premise', "
+                                                   r"'hypothesis', 'label'\.$"),
+    ("similarity", '{"text_a": "a", "text_b": 3, "label": 1}', r"line 2: 'text_b' should be a non-empty string; got 3\.$"),
+    ("classification", '{"text": "a", "label": 1.5}', r"line 2: 'label' should be a string or an int \(a class\); got 1\.5\.$"),
+    ("multiple_choice", '{"context": "a", "choices": ["b", "c"], "label": 2}',
+     r"line 2: 'label' should be the right choice's index, an int in \[0, 2\); got 2\.$"),
+    ("multiple_choice", '{"context": "a", "choices": ["b", "c", "d"], "label": 0}',
+     r"line 2: 3 choices, but line 1 has 2; every line needs the same number\.$"),
+    ("multiple_choice", '{"context": "a", "choices": "b", "label": 0}', r"line 2: 'choices' should be a list of at least 2"),
+    ("classification", '{"text": "a", "label": 1, "split": "test"}', r"line 2: 'split' should be 'train' or 'dev'; got 'test'\.$"),
+    ("classification", '{"text": "a", "label": "x", "split": "dev"}', r"line 2: a 'split' field, unlike line 1; give it "
+                                                                      r"on every line or on none\.$"),
+    ("classification", '{"text": "a", "label": 0}', r"every line has the label 0; a classifier needs at least 2 classes\.$"),
+    ("classification", "[1]", r"line 2: a JSON list, not an object with 'text', 'label'\.$"),
+])
+def test_gpt_recipe_refuses_bad_task_data_in_one_line(tmp_path, task, line, message):
+    first = {"classification": '{"text": "b", "label": 0}', "entailment": '{"premise": "a", "hypothesis": "b", "label": 0}',
+             "similarity": '{"text_a": "a", "text_b": "b", "label": 0}',
+             "multiple_choice": '{"context": "a", "choices": ["b", "c"], "label": 0}'}[task]
+    path = tmp_path / "task.jsonl"
+    path.write_text(first + "\n" + line + "\n\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"^gpt: --task-data .*task\.jsonl:? " + message):
+        recipe.run(_args(tmp_path, task=task, task_data=str(path)))
+    assert not (tmp_path / "run" / "checkpoint").exists()  # refused before the LM trains
+
+
+@pytest.mark.backend_free("jax")  # pure Python: the same on every leg
+def test_gpt_task_requests_and_splits(tmp_path):
+    with pytest.raises(RecipeError, match=r"^gpt: --task classification needs --task-data PATH"):
+        recipe.run(_args(tmp_path, task="classification"))
+    with pytest.raises(RecipeError, match=r"^gpt: --task 'swag' is not one of lm, classification, entailment, "):
+        recipe.run(_args(tmp_path, task="swag", task_data="x.jsonl"))
+    with pytest.raises(RecipeError, match=r"^gpt: --task-data is read by --task classification / entailment / "
+                                          r"similarity / multiple_choice; --task lm takes no task file\.$"):
+        recipe.run(_args(tmp_path, task_data="x.jsonl"))
+    with pytest.raises(RecipeError, match=r"^gpt: --task-data '.*missing\.jsonl' does not exist\.$"):
+        recipe.run(_args(tmp_path, task="entailment", task_data=str(tmp_path / "missing.jsonl")))
+    path = tmp_path / "one.jsonl"
+    path.write_text('{"text": "a", "label": 0}\n', encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"every line has the label 0"):
+        recipe.read_task_data(path, "classification")
+    path.write_text(_task_lines("classification", n=30), encoding="utf-8")
+    train, dev, classes = recipe.read_task_data(path, "classification")
+    assert (len(train), len(dev), classes) == (27, 3, ["neg", "pos"])  # a seeded 10 %, the same every time
+    assert recipe.read_task_data(path, "classification")[1] == dev
+    texts = {json.loads(line)["text"] for line in path.read_text().splitlines()}
+    assert {t[0][0] for t in train + dev} == texts
+    # Round robin: the longest part loses a token at a time.
+    assert recipe._truncate([[1] * 10, [2] * 3], 8) == [[1] * 5, [2] * 3]
+    assert recipe._truncate([[1] * 6, [2] * 6], 8) == [[1] * 4, [2] * 4]
+    assert recipe._truncate([[1, 2]], 5) == [[1, 2]]
+
+
+@pytest.mark.backend_free("jax")  # argument parsing and a refusal before any model: the same on every leg
+def test_the_train_command_takes_task_and_task_data_and_refuses_a_missing_file_in_one_line(tmp_path, capsys):
+    from keras_paperzoo.cli import build_parser, main
+
+    args = build_parser().parse_args(["train", "gpt", "--task", "entailment", "--task-data", "nli.jsonl"])
+    assert (args.task, args.task_data) == ("entailment", "nli.jsonl")
+    defaults = build_parser().parse_args(["train", "moco"])  # other recipes: unset, as their other options
+    assert defaults.task is None and defaults.task_data is None
+    for recipe_name, task in (("gpt", "similarity"), ("bert", "squad")):
+        assert main(["train", recipe_name, "--task", task, "--output-dir", str(tmp_path / recipe_name)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"paperzoo: error: {recipe_name}: --task {task} needs --task-data PATH, the fine-tuning examples."
