@@ -69,3 +69,35 @@ class InterruptAfterFirstEpoch(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if epoch == 0:
             raise RuntimeError("interrupted")
+
+
+def check_exact_resume(build, x, y, tmp_path, epochs=2, batch_size=2, atol=1e-6):
+    """`fit` killed after epoch 0 and resumed with BackupAndRestore ends on the uninterrupted run's weights.
+
+    `build()` returns a compiled model; it is called after `keras.utils.set_random_seed(0)`
+    for each run, so all runs start from the same weights. The random draws in the step
+    (dropout, masks, augmentations) come from seed generators whose states the backup does
+    not hold (`save_weights` skips them): `EpochSeeds` sets them from (seed, epoch) at each
+    epoch's start, as the recipes do, so a resumed epoch draws what the straight run drew.
+    """
+    from keras_paperzoo.callbacks import EpochSeeds
+
+    def run(name, interrupt=False):
+        keras.utils.set_random_seed(0)
+        model = build()
+        callbacks = [keras.callbacks.BackupAndRestore(str(tmp_path / name)), EpochSeeds(0)]
+        callbacks += [InterruptAfterFirstEpoch()] if interrupt else []
+        model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=False, verbose=0, callbacks=callbacks)
+        return [np.asarray(keras.ops.convert_to_numpy(w)) for w in model.weights]
+
+    straight = run("straight")
+    try:
+        run("killed", interrupt=True)
+    except RuntimeError as error:
+        assert "interrupted" in str(error), error
+    else:
+        raise AssertionError("the interrupted run was not interrupted")
+    resumed = run("killed")
+    assert len(straight) == len(resumed)
+    for a, b in zip(straight, resumed):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=atol)

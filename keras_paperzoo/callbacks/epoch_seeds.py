@@ -9,12 +9,16 @@ of each epoch from (seed, epoch, index), as `EpochShuffledBatches` does for an
 augmentation applied to the data, so a resumed epoch draws exactly what the
 uninterrupted run drew. `BackupAndRestore` resumes at an epoch boundary (with an
 integer `save_freq` too, it re-runs the interrupted epoch from its start), so
-per-epoch seeds are all it needs.
+per-epoch seeds are all it needs. On PyTorch, Keras's dropout without a layer seed
+draws from torch's global generator instead of a seed state; the callback seeds that
+generator from (seed, epoch) too (`training.global_seed`).
 """
 
 import numpy as np
 
 import keras
+
+from keras_paperzoo.training.global_seed import seed_global_generator
 
 
 def seed_generator_states(model):
@@ -48,3 +52,4 @@ class EpochSeeds(keras.callbacks.Callback):
         for index, state in enumerate(seed_generator_states(self.model)):
             draw = np.random.default_rng([self.seed, int(epoch), index]).integers(0, 2**31, size=2)
             state.assign(draw.astype(state.dtype))
+        seed_global_generator(np.random.default_rng([self.seed, int(epoch)]).integers(0, 2**31))
