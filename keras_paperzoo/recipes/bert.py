@@ -165,7 +165,7 @@ def read_multiple_choice(path):
     of choice k is `sent2` + " " + `ending{k}` (4 endings); `label` is the right one's
     index. Every example needs the same number (at least 2) of endings.
     """
-    from keras_paperzoo.recipes.gpt import read_jsonl
+    from keras_paperzoo.recipes.common import read_jsonl
 
     path = pathlib.Path(path)
     if path.suffix == ".csv":
@@ -327,7 +327,7 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.data.text_corpus import load_documents
     from keras_paperzoo.models.bert import BertPretrainer
     from keras_paperzoo.recipes import common
-    from keras_paperzoo.recipes.gpt import requested_task
+    from keras_paperzoo.recipes.common import requested_task
 
     run = common.start_run(args, "bert")
     task_name, task_path = requested_task(args, "bert", TASKS)

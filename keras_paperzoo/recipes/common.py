@@ -311,3 +311,52 @@ class Timer:
 
 def remove_checkpoint(output_dir):
     shutil.rmtree(pathlib.Path(output_dir) / "checkpoint", ignore_errors=True)
+
+
+def requested_task(args, recipe, tasks):
+    """(task, path) of `--task` / `--task-data`, checked: tasks[0] (the default) takes no file, the others need one."""
+    task = getattr(args, "task", None) or tasks[0]
+    path = getattr(args, "task_data", None)
+    if task not in tasks:
+        raise RecipeError(f"{recipe}: --task {task!r} is not one of {', '.join(tasks)}.")
+    if task == tasks[0]:
+        if path is not None:
+            raise RecipeError(f"{recipe}: --task-data is read by --task {' / '.join(tasks[1:])}; --task {task} "
+                              "takes no task file.")
+        return task, None
+    if path is None:
+        raise RecipeError(f"{recipe}: --task {task} needs --task-data PATH, the fine-tuning examples.")
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise RecipeError(f"{recipe}: --task-data {str(path)!r} does not exist.")
+    return task, path
+
+
+def read_jsonl(path, fields):
+    """[(line number, record), ...] of a JSON-lines file, each non-blank line an object holding `fields`.
+
+    A line that is not JSON, not an object or lacks a field raises a ValueError naming
+    the file, the line and the rule.
+    """
+    path = pathlib.Path(path)
+    names = ", ".join(repr(name) for name in fields)
+    if not path.is_file():
+        raise ValueError(f"{str(path)!r} is not a file; a JSON-lines file (one object a line) is expected.")
+    records = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} line {number}: not JSON ({error.msg}); each line should be one JSON object "
+                             f"with {names}.") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path} line {number}: a JSON {type(record).__name__}, not an object with {names}.")
+        missing = [name for name in fields if name not in record]
+        if missing:
+            raise ValueError(f"{path} line {number}: no {missing[0]!r} field; each line needs {names}.")
+        records.append((number, record))
+    if not records:
+        raise ValueError(f"{path} holds no JSON lines.")
+    return records
