@@ -229,3 +229,31 @@ def test_kills_while_saving_and_after_fit_lose_nothing(tiny_data, compilation_ca
     finished = run_child(resume, cwd=tmp_path, fault="keep-checkpoint", cache=compilation_cache)
     assert finished.returncode == 0, finished.stderr[-3000:]
     assert differences(reference, broken) == []
+
+
+def test_a_task_run_killed_in_pre_training_resumes_and_fine_tunes_bit_identically(tiny_data, compilation_cache,
+                                                                                   tmp_path):
+    """`paperzoo train gpt --task classification --task-data FILE`: killed in the LM stage, `--resume` (no other
+    argument) keeps the task and its file, finishes the LM, fine-tunes GPTClassifier, and every file equals the
+    uninterrupted run's (the two stages' checkpoints, model.keras the classifier, lm.keras, metrics.json).
+    One leg (torch) unless $PAPERZOO_TEST_ALL_RECIPES: the stages are Run.fit's, tested on every leg above."""
+    if BACKEND != "torch" and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
+        pytest.skip("run on the torch leg")
+    rng = np.random.default_rng(0)
+    lines = [{"text": " ".join(rng.choice(["good", "bad", "the", "cat", "sat"], 4)), "label": int(i % 2)}
+             for i in range(24)]
+    task_file = tmp_path / "sentiment.jsonl"
+    task_file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    reference, broken = tmp_path / "reference", tmp_path / "broken"
+    argv = ["train", "gpt", *recipe_arguments("gpt", tiny_data), "--task", "classification", "--task-data",
+            str(task_file), "--verbose", "0"]
+    killed = run_child(["-c", DRIVER, str(reference), str(broken), KILL_AT, *argv], cwd=tmp_path,
+                       cache=compilation_cache)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    metrics = json.loads((reference / "metrics.json").read_text())
+    assert metrics["task"] == "classification" and 0.0 <= metrics["dev_accuracy"] <= 1.0
+    assert (reference / "model.keras").is_file() and (reference / "lm.keras").is_file()
+    resumed = run_child(["-m", "keras_paperzoo", "train", "gpt", "--resume", "--output-dir", str(broken),
+                         "--verbose", "0"], cwd=tmp_path, fault="keep-checkpoint", cache=compilation_cache)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert differences(reference, broken) == []
