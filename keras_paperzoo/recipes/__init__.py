@@ -133,13 +133,13 @@ RECIPES = {
     "bert": Recipe(
         "bert",
         "Devlin et al. 2019, BERT: Pre-training of Deep Bidirectional Transformers",
-        "BERT pre-training (masked LM + next sentence prediction) then fine-tuning a sentence classifier (--preset bert_base, bert_large, small sizes).",
+        "BERT pre-training (masked LM + next sentence prediction) then fine-tuning a head (--preset bert_base, bert_large, small sizes): the SST-2 classifier, or --task tagging / multiple_choice / squad on --task-data files (CoNLL, SWAG, SQuAD).",
         "keras_paperzoo.recipes.bert",
     ),
     "gpt": Recipe(
         "gpt",
         "Radford et al. 2018 / 2019, GPT-1 and GPT-2",
-        "Causal language model (--preset gpt1, gpt2_small ... gpt2_xl, small sizes), character-level by default, with samples.",
+        "Causal language model (--preset gpt1, gpt2_small ... gpt2_xl, small sizes), character-level by default or --bpe-vocabulary-size N, with samples; --task classification / entailment / similarity / multiple_choice fine-tunes GPT-1's heads on a --task-data JSON-lines file.",
         "keras_paperzoo.recipes.gpt",
     ),
 }

@@ -438,6 +438,11 @@ def main(argv=None):
     parser.add_argument("--notes", action="append", default=[], help="a note for the results (repeatable)")
     args = parser.parse_args(argv)
     args.shots = common.comma_list(args.shots, "--shots", kind=int)
+    for flag in ("updates", "batch_size", "layers", "width", "heads", "tasks", "queries", "chunks"):
+        if getattr(args, flag) < 1:
+            raise common.UsageError(f"--{flag.replace('_', '-')} {getattr(args, flag)}: must be >= 1")
+    if args.chunks > args.updates:
+        raise common.UsageError(f"--chunks {args.chunks}: at most --updates ({args.updates}), one fit call per chunk")
     if not 2 <= args.alphabet_size <= 26 or not CHOICES <= args.keys <= args.alphabet_size:
         raise common.UsageError(f"--alphabet-size {args.alphabet_size} / --keys {args.keys}: need "
                                 f"{CHOICES} <= keys <= alphabet size <= 26")

@@ -97,3 +97,7 @@ def test_bad_arguments_are_one_line():
         gpt3_icl.main(["--shots", "0,9"])
     with pytest.raises(gpt3_icl.common.UsageError, match="--alphabet-size 3"):
         gpt3_icl.main(["--alphabet-size", "3", "--keys", "3"])
+    with pytest.raises(gpt3_icl.common.UsageError, match="--batch-size 0: must be >= 1"):
+        gpt3_icl.main(["--batch-size", "0"])
+    with pytest.raises(gpt3_icl.common.UsageError, match="--chunks 20: at most --updates"):
+        gpt3_icl.main(["--updates", "8"])
