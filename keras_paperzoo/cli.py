@@ -102,6 +102,8 @@ def build_parser():
     train.add_argument("--task-data", default=None, metavar="PATH", help="(bert, gpt) the fine-tuning examples of a "
                        "--task other than the default: bert tagging a CoNLL file or folder, multiple_choice a SWAG .csv "
                        "or a .jsonl, squad a SQuAD .json; gpt a JSON-lines file (see docs/command.md)")
+    train.add_argument("--data-parallel", action="store_true", default=None, help="(JAX) split each batch over "
+                       "every local device, keras.distribution.DataParallel; --batch-size stays the global batch")
     train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
 
     papers = "\n".join(f"  {r.name:<12} {r.paper}\n  {'':<12} {r.claim}" for r in REPRODUCTIONS.values())

@@ -70,11 +70,56 @@ def bert():
     return BertPretrainer(backbone), x, y, 8
 
 
+def transformer():
+    from keras_paperzoo.models import TransformerBackbone, TransformerTranslator
+
+    # (no dropout: TensorFlow draws its masks in the compute dtype, so a policy would change the masks, not just the rounding)
+    backbone = TransformerBackbone(vocabulary_size=40, num_layers=1, hidden_dim=16, intermediate_dim=32, num_heads=2,
+                                   dropout=0.0)
+    rng = np.random.default_rng(0)
+    source = rng.integers(4, 40, size=(IMAGES, 9)).astype("int32")
+    target = rng.integers(4, 40, size=(IMAGES, 8)).astype("int32")  # (N, T): the decoder sees <s> + target[:-1]
+    decoder_ids = np.concatenate([np.full((IMAGES, 1), 2, "int32"), target[:, :-1]], axis=1)
+    return TransformerTranslator(backbone), {"encoder_token_ids": source, "decoder_token_ids": decoder_ids}, target, 8
+
+
+def igpt():
+    from keras_paperzoo.models import GPTBackbone, IGPT
+
+    backbone = GPTBackbone(vocabulary_size=9, num_layers=1, hidden_dim=16, num_heads=2, intermediate_dim=32,
+                           max_sequence_length=16, dropout=0.0)
+    model = IGPT(backbone, seed=0)
+    kernel = model.logits_projection.kernel  # zero-initialised (released code): make the first loss depend on the input
+    kernel.assign(np.random.default_rng(1).normal(size=kernel.shape).astype("float32"))
+    ids = np.random.default_rng(0).integers(0, 8, size=(IMAGES, 16)).astype("int32")  # (N, 4 x 4 palette ids)
+    return model, ids, None, 8
+
+
+def visual_tokenizer():
+    from keras_paperzoo.models import VisualTokenizer
+
+    model = VisualTokenizer(image_shape=(16, 16, 1), patch_size=2, vocabulary_size=16, hidden_dim=8, num_res_blocks=1,
+                            temperature_steps=40, kl_warmup_steps=20, seed=0)
+    return model, _images(channels=1), None, 8
+
+
+def beit():
+    from keras_paperzoo.models import BEiT, BEiTBackbone
+
+    tokenizer, images, _, _ = visual_tokenizer()  # untrained: its ids are as good a target as trained ones here
+    backbone = BEiTBackbone(image_shape=(16, 16, 1), patch_size=2, num_layers=1, hidden_dim=16, num_heads=2, mlp_dim=32)
+    return BEiT(backbone, tokenizer, seed=0), images, None, 8
+
+
 TRAINERS = {
     "gan": gan,
     "resnet": resnet,
     "vit": vit,
     "gpt": gpt,
+    "transformer": transformer,
+    "igpt": igpt,
+    "visual_tokenizer": visual_tokenizer,
+    "beit": beit,
     "bert": bert,
     "moco": _ssl("MoCo", "moco_tiny", image_shape=(16, 16, 3), queue_size=16),
     "densecl": _ssl("DenseCL", "densecl_tiny", image_shape=(16, 16, 3), queue_size=16),

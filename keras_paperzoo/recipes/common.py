@@ -48,6 +48,7 @@ import numpy as np
 
 from keras_paperzoo.callbacks.non_finite import StopOnNonFinite
 from keras_paperzoo.callbacks.tensorboard import TensorBoardLogs
+from keras_paperzoo.training.data_parallel import check_batch_size, device_count, use_data_parallel
 from keras_paperzoo.callbacks.run_checkpoint import (
     CheckpointError,
     FaultInjection,
@@ -177,6 +178,10 @@ class Run:
             stage: names this stage's checkpoint, for a recipe that trains twice.
         """
         data = resumable_batches(data, steps_per_epoch)
+        try:
+            check_batch_size(getattr(data, "batch_size", None))
+        except ValueError as error:
+            raise RecipeError(str(error)) from None
         self._record_arguments()
         guard = StopOnNonFinite()
         checkpoint = RunCheckpoint(self.checkpoint_dir / stage)
@@ -220,7 +225,12 @@ class Run:
         return atomic_write_text(self.output_dir / filename, text)
 
     def finish(self, metrics):
-        """Write metrics.json (the run's last file), remove the checkpoint; returns `metrics`."""
+        """Write metrics.json (the run's last file), remove the checkpoint; returns `metrics`.
+
+        A `--data-parallel` run adds `data_parallel_devices`, the devices each batch was split over.
+        """
+        if self.arguments.get("data_parallel"):
+            metrics = {**metrics, "data_parallel_devices": device_count()}
         write_metrics(self.output_dir, metrics)
         return metrics
 
@@ -243,6 +253,11 @@ def start_run(args, recipe, **arguments):
     run = Run(output_dir, values, resume=getattr(args, "resume", False), namespace=args)
     if getattr(args, "seed", 0) is None:
         args.seed = 0
+    if getattr(args, "data_parallel", None):  # (a resumed run takes the run's --data-parallel)
+        try:
+            use_data_parallel()
+        except ValueError as error:
+            raise RecipeError(str(error)) from None
     return run
 
 

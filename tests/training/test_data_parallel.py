@@ -35,8 +35,8 @@ pytestmark = pytest.mark.skipif(
 
 
 # Two halves of about 3 minutes each (compiling dominates), so that the suite's two workers share them.
-HALVES = (("byol", "cpc", "deepcluster", "densecl", "gan", "invaspread", "mae", "moco"),
-          ("bert", "cmc", "gpt", "instdisc", "resnet", "simclr", "swav", "vit"))
+HALVES = (("byol", "cpc", "deepcluster", "densecl", "gan", "igpt", "invaspread", "mae", "moco", "transformer"),
+          ("beit", "bert", "cmc", "gpt", "instdisc", "resnet", "simclr", "swav", "visual_tokenizer", "vit"))
 
 
 def _measured(names):

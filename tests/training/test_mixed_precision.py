@@ -6,7 +6,8 @@ a float32 run gives finite logs and losses within a tolerance of the float32 one
 On the torch leg every trainer runs (a second a trainer); on TensorFlow and JAX, whose
 compilation costs 10-40 s per trainer and policy, two: the GAN (its own step, two optimizers,
 its own loss scaling) and SimCLR (augmentation layers, the contrastive softmax). All passed on
-all three legs on 2026-11-26 (MoCo and a ResNet classifier too, 50-80 s each on JAX).
+all three legs on 2026-11-26 (MoCo and a ResNet classifier too, 50-80 s each on JAX); the Transformer,
+iGPT, BEiT and its visual tokenizer passed on TensorFlow on 2026-11-27.
 """
 
 import numpy as np
