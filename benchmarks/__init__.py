@@ -10,7 +10,7 @@ Layout (no module imports a deep-learning framework at import time; workers impo
 - `workers.py`: what the Keras and PyTorch worker processes share (fit and bare-step blocks,
   the reference loop, data).
 - `families/`: one module per family, saying only how to build its step on each side.
-- `torch_reference/`: the PyTorch references (plain PyTorch, timm, transformers, lightly).
+- `torch_reference/`: the PyTorch references (plain PyTorch, timm, transformers).
 - `profile_lm.py`, `profile_ops.py`: profilers (`profile-lm`, `profile-ops`).
 - `results/`: recorded payloads; `FINDINGS.md`: the dated results and what they showed.
 """

@@ -57,7 +57,7 @@ def shared_options(spec):
                         "memory of four processes at once; each ratio against its own pair's reference)"),
         "--reference-python": dict(default=os.environ.get("BENCH_REFERENCE_PYTHON"),
                                    help="the interpreter of the PyTorch reference's process (its environment "
-                                   "needs torch and the reference's packages: timm, torchvision, lightly, "
+                                   "needs torch and the reference's packages: timm, "
                                    "transformers; default $BENCH_REFERENCE_PYTHON, else this one)"),
         "--run-timeout": dict(type=int, default=getattr(spec, "RUN_TIMEOUT", 0),
                               help="seconds before a run's process is killed and reported failed (0: never)"),

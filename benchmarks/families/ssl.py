@@ -6,9 +6,9 @@ Models (`flops.SSL_MODELS`):
   projection_hidden_dim=2048, queue_size=4096, momentum=0.99, augmentation=None)`:
   the MoCo authors' CIFAR ResNet-18 (3x3 stem, no max pool) with the v2 MLP head
   (512 -> 2048 -> 128), K = 4096, tau = 0.2, 8 shuffle-BN groups, at 32x32, batch 128,
-  against the same step built from lightly's MoCo pieces on torchvision's ResNet-18
-  (`torch_reference/moco_cifar.py`). Both: SGD lr 0.03 x 128 / 256, momentum 0.9,
-  weight decay 1e-4 added to the gradient.
+  against the same step in plain PyTorch (`torch_reference/moco_cifar.py`, Algorithm 1
+  written out, on `torch_reference/cifar_resnet.py`'s ResNet-18 with split BN).
+  Both: SGD lr 0.03 x 128 / 256, momentum 0.9, weight decay 1e-4 added to the gradient.
 - `densecl`: `DenseCL.from_preset("densecl_resnet50", <the CIFAR ResNet-18 above>,
   projection_hidden_dim=2048, queue_size=4096, momentum=0.99, augmentation=None)`: moco_v2's
   step plus the dense head (1x1 512 -> 2048 -> 128 on the 4 x 4 map), the correspondence and
@@ -29,13 +29,15 @@ Models (`flops.SSL_MODELS`):
   first epoch (the warmup block).
 - `simclr`: `SimCLR.from_preset("simclr_cifar_resnet18", augmentation=None)` (the same
   CIFAR ResNet-18; v1 head 512 -> 512 -> 128 with BN; NT-Xent over the 2N views, tau 0.5;
-  both views in one encoder call), batch 128, against lightly's `SimCLRProjectionHead` and
-  `NTXentLoss` on torchvision's ResNet-18 (`torch_reference/simclr_cifar.py`).
+  both views in one encoder call), batch 128, against the same step in plain PyTorch
+  (`torch_reference/simclr_cifar.py`).
 - `byol`: `BYOL.from_preset("byol_cifar_resnet18", augmentation=None)` (projector and
   predictor 512/256 -> 4096 -> 256 with BN; cosine tau from 0.996; each view through the
-  online and the target network separately), batch 128, against lightly's BYOL heads,
-  `update_momentum`, `cosine_schedule` and `NegativeCosineSimilarity`
-  (`torch_reference/byol_cifar.py`).
+  online and the target network separately), batch 128, against the same step in plain
+  PyTorch (`torch_reference/byol_cifar.py`).
+  MoCo v2, SimCLR and BYOL's references share `torch_reference/ssl_parts.py` (heads,
+  momentum update, tau schedule, queue, InfoNCE, NT-Xent, BYOL loss; no torchvision or
+  lightly, so they run in this interpreter).
   SimCLR and BYOL, both sides: LARS, momentum 0.9, eta 0.001, the papers' lr (0.3 / 0.2
   x B / 256) and weight decay (1e-6 / 1.5e-6), biases and norm parameters excluded:
   the Keras trainer's `compile()` (`keras_paperzoo.training.LARS`, warmup-cosine) and
@@ -78,7 +80,6 @@ BATCH = {"moco_v2": 128, "densecl": 128, "swav": 128, "simclr": 128, "byol": 128
          "mae_vit_s16": 16}
 STEPS = {"moco_v2": 2, "densecl": 2, "swav": 1, "simclr": 2, "byol": 1, "invaspread": 2, "mae_vit_s16": 2}
 TWO_VIEWS = ("moco", "densecl", "simclr", "byol", "invaspread")  # families fed x = (view_a, view_b); MAE takes one image
-LIGHTLY = ("moco", "simclr", "byol")  # references built from lightly's pieces
 
 
 def add_arguments(p):
@@ -113,19 +114,14 @@ def reference_model(model, args):
     """(module, description, parameter count, make_step) of the PyTorch reference for `model`."""
     config = flops.SSL_MODELS[model]
     family = config["family"]
-    if family in LIGHTLY:
-        import lightly
-
-        name = {"moco": "MoCo", "simclr": "SimCLR", "byol": "BYOL"}[family]
-        pieces = f"lightly {lightly.__version__} {name} pieces on torchvision ResNet-18 (CIFAR stem)"
     if family == "moco":
         from ..torch_reference import moco_cifar
 
         net = moco_cifar.MoCoV2(queue_size=config["queue_size"], temperature=config["temperature"],
                                 momentum=config["momentum"], hidden_dim=config["hidden_dim"],
                                 projection_dim=config["projection_dim"], bn_splits=args.bn_splits)
-        return (net, f"{pieces}, SplitBatchNorm({args.bn_splits}) (torch_reference/moco_cifar.py)",
-                moco_cifar.count_params(net.backbone) + moco_cifar.count_params(net.head), moco_cifar.make_step)
+        return (net, f"plain PyTorch MoCo v2 and CIFAR ResNet-18, SplitBatchNorm({args.bn_splits}) "
+                f"(torch_reference/moco_cifar.py)", moco_cifar.parameters(net), moco_cifar.make_step)
     if family == "densecl":
         from ..torch_reference import densecl_cifar
 
@@ -151,8 +147,8 @@ def reference_model(model, args):
 
         net = simclr_cifar.SimCLR(hidden_dim=config["projection_dims"][0],
                                   projection_dim=config["projection_dims"][-1], temperature=config["temperature"])
-        return (net, f"{pieces} (torch_reference/simclr_cifar.py)", simclr_cifar.count_params(net),
-                simclr_cifar.make_step)
+        return (net, "plain PyTorch SimCLR and CIFAR ResNet-18 (torch_reference/simclr_cifar.py)",
+                simclr_cifar.parameters(net), simclr_cifar.make_step)
     if family == "invaspread":
         from ..torch_reference import invaspread_cifar
 
@@ -164,7 +160,8 @@ def reference_model(model, args):
 
         net = byol_cifar.BYOL(hidden_dim=config["projection_dims"][0], projection_dim=config["projection_dims"][-1],
                               tau_base=config["tau_base"], total_steps=args.steps * (args.repeats + 1))
-        return net, f"{pieces} (torch_reference/byol_cifar.py)", byol_cifar.count_params(net), byol_cifar.make_step
+        return (net, "plain PyTorch BYOL and CIFAR ResNet-18 (torch_reference/byol_cifar.py)",
+                byol_cifar.parameters(net), byol_cifar.make_step)
     import timm
 
     from ..torch_reference import mae

@@ -23,26 +23,15 @@ need a CUDA torch: `cifar_resnet.py`), so it runs in the Keras environment's int
 Timed on its own: `python -m benchmarks ssl --models densecl --runs torch_reference`.
 """
 
-import copy
+import functools
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from .cifar_resnet import cifar_resnet18_maps
+from .ssl_parts import FeatureQueue, info_nce, moco_head, momentum_copy, momentum_update, shuffled_call
 from .steps import count_params, loss_step
-
-
-def moco_head(in_dim=512, hidden_dim=2048, out_dim=128):
-    """MoCo v2's projection head (lightly's `MoCoProjectionHead`): Linear - ReLU - Linear, with biases."""
-    return nn.Sequential(nn.Linear(in_dim, hidden_dim), nn.ReLU(inplace=True), nn.Linear(hidden_dim, out_dim))
-
-
-@torch.no_grad()
-def momentum_update(online, target, momentum):
-    """target <- m target + (1 - m) online, parameter by parameter (BN statistics not)."""
-    for p, q in zip(online.parameters(), target.parameters()):
-        q.mul_(momentum).add_(p.detach(), alpha=1 - momentum)
 
 
 class DenseCL(nn.Module):
@@ -55,11 +44,9 @@ class DenseCL(nn.Module):
         self.head = moco_head(512, hidden_dim, projection_dim)
         self.dense_head = nn.Sequential(nn.Conv2d(512, hidden_dim, 1), nn.ReLU(inplace=True),
                                         nn.Conv2d(hidden_dim, projection_dim, 1))
-        self.momentum_copies = nn.ModuleList([copy.deepcopy(m) for m in (self.backbone, self.head, self.dense_head)])
-        self.momentum_copies.requires_grad_(False)
-        self.register_buffer("queue", F.normalize(torch.randn(queue_size, projection_dim), dim=1))
-        self.register_buffer("queue2", F.normalize(torch.randn(queue_size, projection_dim), dim=1))
-        self.pointer = 0
+        self.momentum_copies = momentum_copy(nn.ModuleList([self.backbone, self.head, self.dense_head]))
+        self.queue = FeatureQueue(queue_size, projection_dim)
+        self.queue2 = FeatureQueue(queue_size, projection_dim)
         self.momentum, self.temperature, self.dense_weight = momentum, temperature, dense_weight
 
     @staticmethod
@@ -70,29 +57,20 @@ class DenseCL(nn.Module):
         pooled = F.normalize(dense.mean(dim=(2, 3)), dim=1)  # (B, 128), for queue2
         return g, F.normalize(dense.flatten(2), dim=1), pooled, F.normalize(maps.flatten(2), dim=1)
 
-    def _info_nce(self, positive, negative):
-        logits = torch.cat([positive, negative], dim=1) / self.temperature
-        return F.cross_entropy(logits, torch.zeros(len(logits), dtype=torch.long, device=logits.device))
-
     def loss(self, x_q, x_k):
         q, q_grid, _, q_b = self._encode(self.backbone, self.head, self.dense_head, x_q)
         for online, target in zip((self.backbone, self.head, self.dense_head), self.momentum_copies):
             momentum_update(online, target, self.momentum)
-        with torch.no_grad():
-            shuffle = torch.randperm(len(x_k), device=x_k.device)
-            unshuffle = torch.argsort(shuffle)
-            k, k_grid, k2, k_b = (t[unshuffle] for t in self._encode(*self.momentum_copies, x_k[shuffle]))
-        queue, queue2 = self.queue.clone(), self.queue2.clone()
-        global_loss = self._info_nce((q * k).sum(1, keepdim=True), q @ queue.T)
+        k, k_grid, k2, k_b = shuffled_call(functools.partial(self._encode, *self.momentum_copies), x_k)
+        queue, queue2 = self.queue.read(), self.queue2.read()
+        global_loss = info_nce((q * k).sum(1, keepdim=True), q @ queue.T, self.temperature)
         matches = torch.matmul(q_b.detach().transpose(1, 2), k_b).argmax(dim=2)  # (B, S)
         positives = torch.gather(k_grid, 2, matches.unsqueeze(1).expand(-1, k_grid.size(1), -1))  # (B, C, S)
         l_pos_dense = (q_grid * positives).sum(1).reshape(-1, 1)  # (B S, 1)
         q_rows = q_grid.transpose(1, 2).reshape(-1, q_grid.size(1))  # (B S, C)
-        dense_loss = self._info_nce(l_pos_dense, q_rows @ queue2.T)
-        with torch.no_grad():
-            rows = torch.arange(self.pointer, self.pointer + len(k)) % len(self.queue)
-            self.queue[rows], self.queue2[rows] = k, k2
-            self.pointer = (self.pointer + len(k)) % len(self.queue)
+        dense_loss = info_nce(l_pos_dense, q_rows @ queue2.T, self.temperature)
+        self.queue.enqueue(k)
+        self.queue2.enqueue(k2)
         return (1 - self.dense_weight) * global_loss + self.dense_weight * dense_loss
 
 
