@@ -36,7 +36,8 @@ class EpochShuffledBatches(keras.utils.PyDataset):
     """A `PyDataset` over in-memory arrays, reshuffled each epoch from (seed, epoch).
 
     Args:
-        x: array (N, ...). y: optional array (N, ...).
+        x: array (N, ...), or a dict of such arrays (a model's named inputs). y: optional
+            array (N, ...).
         batch_size: int. drop_remainder: drop the last partial batch (default
             True: the GAN splits each batch into k equal minibatches).
         seed: int.
@@ -65,11 +66,21 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         super().__init__(**kwargs)
         if not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive int; got {batch_size!r}.")
-        if len(x) < batch_size and drop_remainder:
+        if isinstance(x, dict) and (augment is not None or with_index):
+            raise ValueError("augment and with_index take an array x (images), not a dict of inputs.")
+        if isinstance(x, dict):
+            sizes = {name: len(v) for name, v in x.items()}
+            if len(set(sizes.values())) != 1:
+                raise ValueError(f"x's inputs must have one number of examples; got {sizes}.")
+            for name, v in x.items():
+                _check_finite(v, f"x[{name!r}]")
+        else:
+            _check_finite(x, "x")
+        self.size = len(next(iter(x.values()))) if isinstance(x, dict) else len(x)
+        if self.size < batch_size and drop_remainder:
             raise ValueError(
-                f"batch_size {batch_size} is larger than the dataset ({len(x)} examples)."
+                f"batch_size {batch_size} is larger than the dataset ({self.size} examples)."
             )
-        _check_finite(x, "x")
         self.x, self.y = x, y
         self.batch_size = batch_size
         self.drop_remainder = drop_remainder
@@ -83,7 +94,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
         self.with_index = bool(with_index)
 
     def __len__(self):
-        n = len(self.x) / self.batch_size
+        n = self.size / self.batch_size
         batches = int(np.floor(n)) if self.drop_remainder else int(np.ceil(n))
         return min(batches, self.steps_per_epoch or batches)
 
@@ -94,11 +105,14 @@ class EpochShuffledBatches(keras.utils.PyDataset):
     def _permutation(self):
         if self._order is None:
             rng = np.random.default_rng([self.seed, self.epoch])
-            self._order = rng.permutation(len(self.x))
+            self._order = rng.permutation(self.size)
         return self._order
 
     def __getitem__(self, index):
         rows = self._permutation()[index * self.batch_size : (index + 1) * self.batch_size]
+        if isinstance(self.x, dict):
+            x = {name: v[rows] for name, v in self.x.items()}
+            return x if self.y is None else (x, self.y[rows])
         x = self.x[rows]
         if hasattr(self.augment, "augment_numpy"):  # NumPy fast path (CifarAugmentation), drawn from (seed, epoch, index)
             x = self.augment.augment_numpy(x, np.random.default_rng([self.seed, self.epoch, index]))

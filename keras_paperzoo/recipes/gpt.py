@@ -268,10 +268,9 @@ def fine_tune(lm, tokenizer, task, task_data, batch_size=FINE_TUNING_BATCH, epoc
     """
     import keras
 
+    from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models.gpt import GPTClassifier, add_task_tokens, task_token_ids
-    from keras_paperzoo.optional import require_tensorflow
 
-    tf = require_tensorflow("The GPT fine-tuning pipeline (tf.data)")
     train, dev, classes = task_data
     keras.utils.set_random_seed(seed)
     backbone = add_task_tokens(lm.backbone)
@@ -281,15 +280,14 @@ def fine_tune(lm, tokenizer, task, task_data, batch_size=FINE_TUNING_BATCH, epoc
     x_dev, y_dev, dev_cut = task_inputs(task, dev, tokenizer, special, length)
     batch_size = min(batch_size, len(y))
     steps = min(len(y) // batch_size, steps_per_epoch or len(y))
-    data = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(len(y), seed=seed, reshuffle_each_iteration=True)
-    data = data.batch(batch_size, drop_remainder=True).repeat()
+    data = EpochShuffledBatches(x, y, batch_size=batch_size, seed=seed, steps_per_epoch=steps)  # NumPy: no TensorFlow
     classifier = GPTClassifier(backbone, num_classes=None if classes is None else len(classes), lm_weight=LM_WEIGHT,
                                task=task)
     classifier.compile(total_steps=steps * epochs)
     if run is not None:
-        history = run.fit(classifier, data, epochs=epochs, steps_per_epoch=steps, verbose=verbose, stage="fine_tuning")
+        history = run.fit(classifier, data, epochs=epochs, verbose=verbose, stage="fine_tuning")
     else:
-        history = classifier.fit(data, epochs=epochs, steps_per_epoch=steps, verbose=verbose)
+        history = classifier.fit(data, epochs=epochs, shuffle=False, verbose=verbose, callbacks=[data.epoch_callback()])
     logits = classifier.predict(x_dev, batch_size=batch_size, verbose=0)["logits"]  # (N, K) or (N, choices)
     report = {
         "dev_accuracy": float(np.mean(np.argmax(logits, axis=-1) == y_dev)),
