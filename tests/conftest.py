@@ -3,6 +3,7 @@
 The suite runs once per backend: `KERAS_BACKEND=jax pytest tests` (see tests/run.sh).
 """
 
+import importlib.util
 import os
 import pathlib
 
@@ -50,10 +51,21 @@ def pytest_configure(config):
     )
 
 
+    config.addinivalue_line(
+        "markers",
+        "needs_tensorflow: the test runs TensorFlow (export, tf.data, keras-hub's WordPiece, tensorflow-datasets) "
+        "whatever the backend. tests/run.sh runs the JAX and torch legs where TensorFlow is not installed, where these "
+        "skip, and then these alone (`-m needs_tensorflow`) where it is. An unmarked test that needs it fails there.",
+    )
+
+
 WHY_SKIPPED = {"one_leg": "an end-to-end run", "backend_free": "no Keras backend involved, the same on every leg"}
+TENSORFLOW_INSTALLED = importlib.util.find_spec("tensorflow") is not None
 
 
 def pytest_runtest_setup(item):
+    if item.get_closest_marker("needs_tensorflow") is not None and not TENSORFLOW_INSTALLED:
+        pytest.skip("needs TensorFlow, which is not installed here (tests/run.sh runs it where it is)")
     if os.environ.get(ALL_LEGS):
         return
     for name, why in WHY_SKIPPED.items():

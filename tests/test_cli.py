@@ -115,6 +115,7 @@ def trained_gan(tmp_path_factory):
     return out / "model.keras"
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.parametrize("fmt, suffix", [("saved_model", "_saved_model"), ("litert", ".tflite")])
 def test_export_writes_the_generator_and_checks_it(trained_gan, fmt, suffix, capsys):
     assert main(["export", str(trained_gan), "--format", fmt]) == 0

@@ -6,7 +6,9 @@ working folder (examples write their pictures there), in a child process
 (`tests/examples_child.py`) that runs a group of examples one after another: one import of Keras,
 its backend and keras-hub per group instead of per example, which is what makes every example on
 every leg affordable (issue 18). `PAPERZOO_EXAMPLE_GROUPS` sets the number of groups (default 3,
-so that the two test workers share them); `PAPERZOO_EXAMPLES=a,b` runs only those.
+so that the two test workers share them); `PAPERZOO_EXAMPLES=a,b` runs only those. The examples
+that run TensorFlow whatever the backend (`NEEDS_TENSORFLOW`: keras-hub's WordPiece, tf.data
+translation batches) are one more group, marked `needs_tensorflow` (tests/conftest.py).
 """
 
 import json
@@ -25,11 +27,17 @@ SWITCH = "PAPERZOO_EXAMPLE_SMOKE"
 
 SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_text(encoding="utf-8")]
 GROUPS = int(os.environ.get("PAPERZOO_EXAMPLE_GROUPS", "3"))
+NEEDS_TENSORFLOW = ("bert_sample_text", "transformer_toy_translation")
 
 
-def _selected():
+def _selected(needs_tensorflow=False):
     only = [name for name in os.environ.get("PAPERZOO_EXAMPLES", "").split(",") if name]
-    return [p for p in SMOKE_EXAMPLES if not only or p.stem in only]
+    return [p for p in SMOKE_EXAMPLES
+            if (not only or p.stem in only) and (p.stem in NEEDS_TENSORFLOW) == needs_tensorflow]
+
+
+def test_the_examples_that_need_tensorflow_exist():
+    assert set(NEEDS_TENSORFLOW) <= {p.stem for p in SMOKE_EXAMPLES}
 
 
 @pytest.mark.backend_free("tensorflow")
@@ -38,9 +46,10 @@ def test_every_example_has_the_smoke_switch():
     assert not missing, f"examples without the {SWITCH} switch run only at full size: {missing}"
 
 
-@pytest.mark.parametrize("group", range(GROUPS), ids=lambda g: f"group{g}")
+@pytest.mark.parametrize("group", [*range(GROUPS), pytest.param("tf", marks=pytest.mark.needs_tensorflow)],
+                         ids=lambda g: f"group{g}")
 def test_examples_run_at_smoke_size(group, tmp_path):
-    paths = _selected()[group::GROUPS]
+    paths = _selected(needs_tensorflow=True) if group == "tf" else _selected()[group::GROUPS]
     if not paths:
         pytest.skip("no example in this group")
     env = {**os.environ, SWITCH: "1", "KERAS_BACKEND": keras.backend.backend(), "TF_CPP_MIN_LOG_LEVEL": "3",

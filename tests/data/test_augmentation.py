@@ -138,6 +138,7 @@ def test_augmented_batches_depend_only_on_seed_epoch_and_index():
     np.testing.assert_array_equal(x, x_again)
 
 
+@pytest.mark.needs_tensorflow
 def test_pca_color_noise_runs_inside_tf_data_on_every_backend():
     import tensorflow as tf
 

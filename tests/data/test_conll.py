@@ -37,6 +37,7 @@ def test_read_conll(tmp_path):
         read_conll(path, tag_column=0)
 
 
+@pytest.mark.needs_tensorflow
 def test_align_words_labels_first_subwords_only():
     keras_hub = pytest.importorskip("keras_hub")
     pytest.importorskip("tensorflow")

@@ -315,6 +315,7 @@ def test_zip_errors(tmp_path):
 # ----------------------------------------------------------------------------- tfds
 
 
+@pytest.mark.needs_tensorflow
 def test_tfds_names_with_mock_data():
     tfds = pytest.importorskip("tensorflow_datasets")
     with tfds.testing.mock_data(num_examples=6):
@@ -328,6 +329,7 @@ def test_tfds_names_with_mock_data():
     assert class_names("mnist") == [str(i) for i in range(10)]
 
 
+@pytest.mark.needs_tensorflow
 def test_tfds_unknown_name_and_failed_download(monkeypatch):
     tfds = pytest.importorskip("tensorflow_datasets")
     with pytest.raises(DatasetError) as info:

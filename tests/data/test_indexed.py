@@ -30,6 +30,7 @@ def test_shuffled_batches_pair_each_image_with_its_row_also_when_resumed():
     np.testing.assert_array_equal(resumed[2][0]["index"], seen[5])
 
 
+@pytest.mark.needs_tensorflow
 def test_arrays_and_tf_data():
     images = _images(5)
     x = with_index(images)

@@ -277,6 +277,7 @@ def test_views_inside_a_traced_train_step():
     assert all(np.isfinite(losses)) and min(losses) > 0  # the two views differ inside the step
 
 
+@pytest.mark.needs_tensorflow
 def test_views_in_tf_data_are_seeded():
     tf = pytest.importorskip("tensorflow")
     x = _images(8)

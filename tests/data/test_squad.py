@@ -26,6 +26,7 @@ def _write(path, answer_start=21):
     return path
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.backend_free("jax")
 def test_read_squad(tmp_path):
     examples = read_squad(_write(tmp_path / "dev.json"))

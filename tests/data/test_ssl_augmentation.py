@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-import keras
 from keras import ops
 
 from keras_paperzoo.data.ssl_augmentation import ColorJitter, GaussianBlur, MoCoAugmentation, RandomResizedCrop
@@ -36,6 +35,7 @@ def test_two_views_differ_from_the_input_and_from_each_other(version):
     assert (clone.blur is None) == (version == 1)
 
 
+@pytest.mark.needs_tensorflow
 def test_views_in_tf_data_on_any_backend():
     import tensorflow as tf
 

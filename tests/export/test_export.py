@@ -212,6 +212,7 @@ def test_cli_main_prints_json(tmp_path, capsys):
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.needs_tensorflow
 def test_live_model_via_any_backend_and_corrupted_check(tmp_path):
     model = conv_model()
     result = export_model(model, tmp_path / "sm", format="saved_model")
@@ -227,6 +228,7 @@ def test_live_model_via_any_backend_and_corrupted_check(tmp_path):
     assert diff > 0.1
 
 
+@pytest.mark.needs_tensorflow
 def test_export_model_file_from_current_backend(tmp_path):
     model = dense_model()
     model_file = str(tmp_path / "dense.keras")
@@ -247,6 +249,7 @@ def test_export_model_file_wrong_submodel(tmp_path):
                           submodel="generator")
 
 
+@pytest.mark.needs_tensorflow
 def test_child_process_errors_are_reraised(monkeypatch, tmp_path):
     import subprocess
 

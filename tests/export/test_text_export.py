@@ -76,6 +76,7 @@ def load_signatures(path):
     return loaded.signatures["serving_default"], loaded.signatures["tokenize"]
 
 
+@pytest.mark.needs_tensorflow
 def test_raw_strings_match_keras_on_every_backend(tmp_path):
     import tensorflow as tf
 

@@ -48,6 +48,7 @@ def test_channels_fewer_than_the_window_and_symbolic_shapes():
     assert layer.count_params() == 0
 
 
+@pytest.mark.needs_tensorflow
 def test_matches_tensorflow_local_response_normalization():
     tf = pytest.importorskip("tensorflow")
     x = _activations((2, 6, 6, 16), seed=1)

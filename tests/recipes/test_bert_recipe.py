@@ -12,6 +12,8 @@ import keras
 from keras_paperzoo.recipes import bert as recipe
 from keras_paperzoo.recipes.common import RecipeError
 
+pytestmark = pytest.mark.needs_tensorflow  # the recipe trains a WordPiece vocabulary (keras-hub: TF ops)
+
 
 def _args(tmp_path, **overrides):
     values = dict(recipe="bert", dataset=None, epochs=1, steps_per_epoch=2, batch_size=16, image_size=None,

@@ -54,6 +54,7 @@ def test_resnet_cifar_trains_on_digits_and_writes_metrics(resnet20_run):
     assert loaded.output_shape == (None, 10)
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("torch")
 @pytest.mark.parametrize("fmt, suffix", [("saved_model", "_saved_model"), ("litert", ".tflite")])
 def test_classifier_exports_with_the_numeric_check(resnet20_run, fmt, suffix, capsys):
@@ -109,6 +110,7 @@ def test_recipes_are_listed(capsys):
         assert f"\n{name} " in "\n" + out
 
 
+@pytest.mark.needs_tensorflow
 def test_vit_classifier_exports_to_litert_with_the_numeric_check(tmp_path):
     from keras_paperzoo.export import export_model
     from keras_paperzoo.models import ImageClassifier, ViTBackbone

@@ -22,6 +22,7 @@ def test_clusters_are_cut_to_a_quarter_of_the_images():
     assert clusters_for(10_000, 1500) == 375 and clusters_for(100, 1500) == 100 and clusters_for(10, 4) == 2
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("torch")
 def test_cli_trains_logs_nmi_saves_and_exports_the_encoder(tmp_path):
     assert main(["train", "deepcluster", *SMOKE, "--output-dir", str(tmp_path)]) == 0

@@ -13,6 +13,7 @@ from keras_paperzoo.recipes.common import RecipeError
 from tests.recipes.test_moco_recipe import _args
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("torch")
 def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     densecl_recipe.run(_args(tmp_path, preset="densecl_tiny"))

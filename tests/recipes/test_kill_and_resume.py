@@ -181,7 +181,15 @@ def leg_of(name):
     return BACKENDS[unlisted.index(name) % len(BACKENDS)]
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
+# The recipes that run TensorFlow on any backend: keras-hub's WordPiece (bert), tf.data translation batches.
+NEEDS_TENSORFLOW = ("bert", "transformer")
+
+
+def _recipes(names):
+    return [pytest.param(n, marks=pytest.mark.needs_tensorflow) if n in NEEDS_TENSORFLOW else n for n in names]
+
+
+@pytest.mark.parametrize("name", _recipes(sorted(RECIPES)))
 def test_kill_mid_epoch_and_resume_is_bit_identical(name, tiny_data, compilation_cache, tmp_path):
     skip_if_too_slow(name, TOO_SLOW_TO_RESUME)
     if leg_of(name) not in (None, BACKEND) and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
@@ -231,29 +239,47 @@ def test_kills_while_saving_and_after_fit_lose_nothing(tiny_data, compilation_ca
     assert differences(reference, broken) == []
 
 
-def test_a_task_run_killed_in_pre_training_resumes_and_fine_tunes_bit_identically(tiny_data, compilation_cache,
-                                                                                   tmp_path):
-    """`paperzoo train gpt --task classification --task-data FILE`: killed in the LM stage, `--resume` (no other
-    argument) keeps the task and its file, finishes the LM, fine-tunes GPTClassifier, and every file equals the
-    uninterrupted run's (the two stages' checkpoints, model.keras the classifier, lm.keras, metrics.json).
-    One leg (torch) unless $PAPERZOO_TEST_ALL_RECIPES: the stages are Run.fit's, tested on every leg above."""
-    if BACKEND != "torch" and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
-        pytest.skip("run on the torch leg")
+def _gpt_sentiment(folder):
     rng = np.random.default_rng(0)
     lines = [{"text": " ".join(rng.choice(["good", "bad", "the", "cat", "sat"], 4)), "label": int(i % 2)}
              for i in range(24)]
-    task_file = tmp_path / "sentiment.jsonl"
+    task_file = folder / "sentiment.jsonl"
     task_file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return task_file
+
+
+def _bert_conll(folder):
+    from tests.recipes.test_bert_recipe import _write_conll
+
+    return _write_conll(folder / "ner.txt")
+
+
+# (recipe, --task, the task file, the leg): each on one leg, the stages being Run.fit's, tested on every leg above.
+TASK_RUNS = {"gpt": ("classification", _gpt_sentiment, "torch"), "bert": ("tagging", _bert_conll, "jax")}
+TASK_KEY = {"gpt": "task", "bert": "fine_tuning_task"}  # where metrics.json names the fine-tuning task
+
+
+@pytest.mark.parametrize("name", _recipes(sorted(TASK_RUNS)))
+def test_a_task_run_killed_in_pre_training_resumes_and_fine_tunes_bit_identically(name, tiny_data, compilation_cache,
+                                                                                   tmp_path):
+    """`paperzoo train gpt --task classification --task-data FILE` and `paperzoo train bert --task tagging
+    --task-data FILE`: killed in the pre-training stage, `--resume` (no other argument) keeps the task and its
+    file, finishes pre-training, fine-tunes the head (GPTClassifier, BertTokenTagger), and every file equals the
+    uninterrupted run's (the two stages' checkpoints, model.keras the fine-tuned model, metrics.json).
+    One leg each (`TASK_RUNS`) unless $PAPERZOO_TEST_ALL_RECIPES."""
+    task, write_task_file, leg = TASK_RUNS[name]
+    if BACKEND != leg and not os.environ.get("PAPERZOO_TEST_ALL_RECIPES"):
+        pytest.skip(f"run on the {leg} leg")
+    task_file = write_task_file(tmp_path)
     reference, broken = tmp_path / "reference", tmp_path / "broken"
-    argv = ["train", "gpt", *recipe_arguments("gpt", tiny_data), "--task", "classification", "--task-data",
-            str(task_file), "--verbose", "0"]
+    argv = ["train", name, *recipe_arguments(name, tiny_data), "--task", task, "--task-data", str(task_file),
+            "--verbose", "0"]
     killed = run_child(["-c", DRIVER, str(reference), str(broken), KILL_AT, *argv], cwd=tmp_path,
                        cache=compilation_cache)
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     metrics = json.loads((reference / "metrics.json").read_text())
-    assert metrics["task"] == "classification" and 0.0 <= metrics["dev_accuracy"] <= 1.0
-    assert (reference / "model.keras").is_file() and (reference / "lm.keras").is_file()
-    resumed = run_child(["-m", "keras_paperzoo", "train", "gpt", "--resume", "--output-dir", str(broken),
+    assert metrics[TASK_KEY[name]] == task and not (broken / "metrics.json").exists()
+    resumed = run_child(["-m", "keras_paperzoo", "train", name, "--resume", "--output-dir", str(broken),
                          "--verbose", "0"], cwd=tmp_path, fault="keep-checkpoint", cache=compilation_cache)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert differences(reference, broken) == []

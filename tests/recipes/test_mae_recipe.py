@@ -20,6 +20,7 @@ def _args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("torch")
 def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictures(tmp_path, monkeypatch, capsys):
     import keras_paperzoo.data as data

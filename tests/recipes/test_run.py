@@ -148,6 +148,7 @@ def test_a_non_finite_loss_stops_the_run_and_saves_nothing(tmp_path):
     assert not run.checkpoint_dir.exists()
 
 
+@pytest.mark.needs_tensorflow
 def test_stream_batches_resume_at_any_epoch_where_the_stream_was():
     import tensorflow as tf
 

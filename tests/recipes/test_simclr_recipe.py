@@ -15,6 +15,7 @@ SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "simclr_tiny", 
          "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
 
 
+@pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("torch")
 def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     assert main(["train", "simclr", *SMOKE, "--output-dir", str(tmp_path)]) == 0

@@ -337,7 +337,13 @@ METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "
            **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "swav", "invaspread", "cpc", "cmc")}}
 
 
-@pytest.mark.parametrize("paper", [pytest.param(p, marks=pytest.mark.one_leg(LEG[p])) for p in PAPERS])
+# The reproductions that run TensorFlow on any backend: WordPiece and tf.data (bert), tf.data batches (transformer).
+NEEDS_TENSORFLOW = ("bert", "transformer")
+
+
+@pytest.mark.parametrize("paper", [
+    pytest.param(p, marks=[pytest.mark.one_leg(LEG[p])] + [pytest.mark.needs_tensorflow] * (p in NEEDS_TENSORFLOW))
+    for p in PAPERS])
 def test_smoke_budget_runs_and_reports_the_paper_beside_ours(paper, tmp_path, capsys):
     out = tmp_path / paper
     assert main(["reproduce", paper, "--budget", "smoke", "--output-dir", str(out), "--verbose", "0"]) == 0

@@ -7,6 +7,8 @@ import pytest
 
 from keras_paperzoo.reproductions import transformer_multi30k as app
 
+pytestmark = pytest.mark.needs_tensorflow  # the translation batches are tf.data
+
 
 @pytest.mark.one_leg("torch")
 def test_tiny_budget_writes_metrics_and_results(tmp_path, shared_data):

@@ -16,6 +16,8 @@ from keras_paperzoo.data.text_corpus import load_documents, read_documents, samp
 
 tf = pytest.importorskip("tensorflow")
 
+pytestmark = pytest.mark.needs_tensorflow  # the BERT input pipelines are tf.data
+
 
 @pytest.fixture(scope="module")
 def tokenizer():

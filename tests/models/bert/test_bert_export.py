@@ -1,6 +1,7 @@
 """BERT exports: the classifier to a SavedModel and the backbone to LiteRT, token-id inputs, within 1e-4 of Keras."""
 
 import numpy as np
+import pytest
 
 import keras
 
@@ -12,6 +13,8 @@ TINY = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=16, interm
 
 # On JAX and PyTorch the export runs in a TensorFlow child process that loads the model
 # from a .keras file: it knows the BERT classes through `import keras_paperzoo.models`.
+
+pytestmark = pytest.mark.needs_tensorflow  # SavedModel and LiteRT export
 
 
 def _inputs():

@@ -10,6 +10,8 @@ import pytest
 from keras_paperzoo.reproductions import bert_sst2
 from keras_paperzoo.reproductions.common import UsageError
 
+pytestmark = pytest.mark.needs_tensorflow  # WordPiece and the tf.data pipelines
+
 
 def _fake_shared_data(root):
     (root / "multi30k").mkdir(parents=True)

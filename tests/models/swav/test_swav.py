@@ -158,6 +158,7 @@ def _index(variables, variable):
     return [id(v) for v in variables].index(id(variable))
 
 
+@pytest.mark.needs_tensorflow
 def test_exact_resume_from_a_saved_model(tmp_path):
     """2 epochs straight = 1 epoch (prototypes frozen), save, load, 1 more: weights, step, queue, optimizer."""
     import tensorflow as tf

@@ -10,7 +10,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.models.transformer.transformer_backbone import TransformerBackbone, transformer_parameter_count
-from keras_paperzoo.models.transformer.transformer_decoding import NEG, beam_search, greedy_search, length_penalty
+from keras_paperzoo.models.transformer.transformer_decoding import beam_search, greedy_search, length_penalty
 from keras_paperzoo.models.transformer.transformer_presets import TRANSFORMER_PRESETS
 from keras_paperzoo.models.transformer.transformer_tokenizer import join_pieces, learn_vocabulary, make_tokenizer
 from keras_paperzoo.models.transformer.transformer_translator import TransformerTranslator
@@ -222,6 +222,7 @@ def test_join_pieces_undoes_the_tokenizer_spacing():
     assert join_pieces("a man in a t - shirt and a four - wheeler .") == "a man in a t-shirt and a four-wheeler."
 
 
+@pytest.mark.needs_tensorflow
 def test_translate_fit_config_and_save(translator, tmp_path):
     from keras_paperzoo.models.transformer.transformer_tokenizer import texts_to_ids
 

@@ -26,6 +26,7 @@ def tokenizer():
     return make_tokenizer(learn_vocabulary(de + en, 300))
 
 
+@pytest.mark.needs_tensorflow
 def test_pairs_are_teacher_forced_and_batches_bucketed(tokenizer):
     de, en = toy_translation_corpus(70, seed=1)
     encoder, decoder, labels = encode_pairs(tokenizer, de, en, max_length=12)
