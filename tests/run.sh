@@ -48,11 +48,11 @@ leg() {  # leg NAME BACKEND PYTHON [PYTEST ARGUMENTS]
     KERAS_BACKEND=$backend "$python" -m pytest tests -q -p no:cacheprovider -n "${PAPERZOO_TEST_WORKERS:-2}" \
         --timeout 900 --durations 15 -o console_output_style=classic "$@" || failed+=("$name")
 }
-leg "KERAS_BACKEND=tensorflow" tensorflow "$venv/bin/python"
 for backend in jax torch; do
     leg "KERAS_BACKEND=$backend, no TensorFlow installed" "$backend" "$notf/bin/python"
     leg "KERAS_BACKEND=$backend, the tests that need TensorFlow" "$backend" "$venv/bin/python" -m needs_tensorflow
 done
+leg "KERAS_BACKEND=tensorflow" tensorflow "$venv/bin/python"
 echo "suite took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED on: ${failed[*]}"
