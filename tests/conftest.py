@@ -49,8 +49,6 @@ def pytest_configure(config):
         f"would run the very same computation: run on `backend`'s leg only, unless ${ALL_LEGS}=1. Put it on a "
         "module (`pytestmark`) only when no test of the module builds or runs a Keras model or op.",
     )
-
-
     config.addinivalue_line(
         "markers",
         "needs_tensorflow: the test runs TensorFlow (export, tf.data, keras-hub's WordPiece, tensorflow-datasets) "

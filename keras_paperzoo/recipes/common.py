@@ -48,7 +48,6 @@ import numpy as np
 
 from keras_paperzoo.callbacks.non_finite import StopOnNonFinite
 from keras_paperzoo.callbacks.tensorboard import TensorBoardLogs
-from keras_paperzoo.training.data_parallel import check_batch_size, device_count, use_data_parallel
 from keras_paperzoo.callbacks.run_checkpoint import (
     CheckpointError,
     FaultInjection,
@@ -58,6 +57,7 @@ from keras_paperzoo.callbacks.run_checkpoint import (
     fsync_path,
     inject_fault,
 )
+from keras_paperzoo.training.data_parallel import check_batch_size, device_count, use_data_parallel
 
 ARGUMENTS_FILE = "run.json"
 LOGS_DIR = "logs"  # TensorBoard: OUTPUT_DIR/logs/{train,validation}, a later stage's in logs/STAGE/
