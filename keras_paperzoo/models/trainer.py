@@ -13,6 +13,9 @@ every trainer needs the same four things, written once here:
   `epochs`, ...). `paper_loss` and `paper_metrics` likewise give the loss and
   metrics when the user passes none; a trainer whose objective *is* the loss
   (`fixed_loss = True`: MoCo's InfoNCE, MAE's masked MSE) refuses `loss=`.
+  `set_run_length(**recipe)` is called by every `compile()`, the user's optimizer
+  or the paper's: a trainer whose own state follows the run (BYOL's tau schedule,
+  SwAV's prototype freeze) reads `steps_per_epoch` / `epochs` there.
 - `compile_from_config()`: what was saved, not the paper's defaults.
 - `from_preset(name, **overrides)` over one preset schema (`PRESET_SCHEMA`).
 
@@ -88,6 +91,8 @@ class Trainer:
         paper_optimizer(**recipe): the paper's optimizer (and schedule);
         paper_loss(**recipe), paper_metrics(**recipe): defaults for `loss=` and
             `metrics=` (None: Keras's);
+        set_run_length(**recipe): the run's length for the trainer's own schedules
+            (not the optimizer's), called by every `compile()`;
         build_backbones(backbone_spec, overrides): the constructor's network
             arguments from a preset's "backbone" entry (a GAN builds two).
     """
@@ -113,6 +118,14 @@ class Trainer:
     def paper_metrics(self, **recipe):
         return None
 
+    def set_run_length(self, **recipe):
+        """Called by every `compile()` (whatever the optimizer) with the recipe's run arguments it names.
+
+        A trainer whose own state follows the run's length (BYOL's tau over K steps) sets
+        it here, so that `compile(optimizer=X, steps_per_epoch=..., epochs=...)` keeps the
+        paper's schedule. Nothing by default.
+        """
+
     def compile(self, optimizer=None, loss=None, metrics=None, **kwargs):
         """`keras.Model.compile` with the paper's optimizer, loss and metrics where none is given.
 
@@ -123,7 +136,7 @@ class Trainer:
         """
         keras_arguments = {k: v for k, v in kwargs.items() if k in KERAS_COMPILE_ARGUMENTS}
         recipe = {k: v for k, v in kwargs.items() if k not in KERAS_COMPILE_ARGUMENTS}
-        hooks = (self.paper_optimizer, self.paper_loss, self.paper_metrics)
+        hooks = (self.paper_optimizer, self.paper_loss, self.paper_metrics, self.set_run_length)
         known = set().union(*(_argument_names(hook) for hook in hooks))
         unknown = sorted(set(recipe) - known)
         if unknown:
@@ -136,6 +149,7 @@ class Trainer:
                 f"{type(self).__name__}.compile takes no loss= or metrics=: its loss and metrics are fixed, "
                 f"the paper's objective (got loss={loss!r}, metrics={metrics!r})."
             )
+        _call_with(self.set_run_length, recipe)  # with the user's optimizer too
         if optimizer is None:
             optimizer = _call_with(self.paper_optimizer, recipe)
         if loss is None:

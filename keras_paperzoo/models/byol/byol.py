@@ -162,10 +162,16 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
         return loss + self.probe_loss(y_pred["y"], y)
 
     # --- the paper's optimizer -------------------------------------------------------------
-    def paper_optimizer(self, batch_size=256, steps_per_epoch=None, epochs=None, learning_rate=None,
-                        warmup_epochs=10, weight_decay=1.5e-6):
-        """LARS, lr 0.2 x B / 256, 10 warmup epochs, cosine, wd 1.5e-6 (1000 epochs); sets tau's K."""
+    def set_run_length(self, batch_size=256, steps_per_epoch=None, epochs=None):
+        """tau's K: the run's updates, `steps_per_epoch` x `epochs` (1000 ImageNet epochs at `batch_size`).
+
+        Called by every `compile()`, with the paper's optimizer or the user's.
+        """
         _, total = run_length(batch_size, steps_per_epoch, epochs, default_epochs=1000)
         self.target_network.set_total_steps(total)
+
+    def paper_optimizer(self, batch_size=256, steps_per_epoch=None, epochs=None, learning_rate=None,
+                        warmup_epochs=10, weight_decay=1.5e-6):
+        """LARS, lr 0.2 x B / 256, 10 warmup epochs, cosine, wd 1.5e-6 (1000 epochs)."""
         return lars_warmup_cosine(0.2, batch_size, steps_per_epoch, epochs, default_epochs=1000,
                                   warmup_epochs=warmup_epochs, weight_decay=weight_decay, learning_rate=learning_rate)

@@ -71,8 +71,8 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
     to the decay, and leaving it out keeps a frozen prototype's optimizer state
     untouched). The queue starts as FeatureQueue's random unit vectors, not
     zeros; it is not read before it has been refilled, so this changes nothing.
-    Epochs are counted in steps of `steps_per_epoch`, which `compile()` sets
-    (`set_steps_per_epoch`; ImageNet's 5004 at batch 256 until then).
+    Epochs are counted in steps of `steps_per_epoch`, which every `compile()` sets
+    (`set_run_length`; ImageNet's 5004 at batch 256 until then).
 
     Inference (`model(images)`) returns z (B, 128) of the images (the first crop's
     pipeline in inference mode: resized and normalised); `encoder` is backbone +
@@ -316,6 +316,11 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         self.steps_per_epoch.assign(int(steps_per_epoch))
         self.prototypes.set_freeze_steps(self.freeze_prototypes_epochs * int(steps_per_epoch))
 
+    def set_run_length(self, batch_size=256, steps_per_epoch=None, epochs=None):
+        """`set_steps_per_epoch` of the run (ImageNet's at `batch_size`); called by every `compile()`."""
+        steps, _ = run_length(batch_size, steps_per_epoch, epochs, default_epochs=800)
+        self.set_steps_per_epoch(steps)
+
     def paper_optimizer(self, batch_size=256, steps_per_epoch=None, epochs=None, learning_rate=None,
                         warmup_epochs=0, weight_decay=1e-6):
         """LARS, lr 0.6 x B / 256, cosine to 0.0006 x B / 256 (a thousandth), wd 1e-6 (800 epochs).
@@ -324,11 +329,8 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         --warmup_epochs 0`); at batch 4096 they warm up for 10 epochs from 0.3
         (`warmup_epochs=10` here warms up from 0). LARS as their apex LARC (trust
         coefficient 0.001, no clipping) on every parameter, batch norm and biases
-        included; the prototypes out of the decay (see the class docstring). Sets
-        `steps_per_epoch` (the freeze and the queue's start).
+        included; the prototypes out of the decay (see the class docstring).
         """
-        steps, _ = run_length(batch_size, steps_per_epoch, epochs, default_epochs=800)
-        self.set_steps_per_epoch(steps)
         optimizer = lars_warmup_cosine(0.6, batch_size, steps_per_epoch, epochs, default_epochs=800,
                                        warmup_epochs=warmup_epochs, weight_decay=weight_decay,
                                        learning_rate=learning_rate, final_rate=0.001)

@@ -92,13 +92,13 @@ def test_loss_is_the_symmetric_formula():
 
 def test_target_gets_no_gradient_and_moves_by_the_ema():
     model = _byol(augmentation=None, tau_base=0.5)
-    model.target_network.set_total_steps(2)  # tau_0 = 0.5, tau_1 = 0.75
     pairs = model.target_network._pairs  # (target parameter, online parameter)
     rng = np.random.default_rng(2)
     for t, _ in pairs:  # make xi differ from theta
         t.assign(_np(t) + rng.normal(0, 0.1, t.shape).astype("float32"))
     # A large step with weight decay: anything the optimizer saw would move off the formula.
-    model.compile(optimizer=keras.optimizers.SGD(1.0, weight_decay=0.1))
+    # K = 2 updates: tau_0 = 0.5, tau_1 = 0.75.
+    model.compile(optimizer=keras.optimizers.SGD(1.0, weight_decay=0.1), steps_per_epoch=2, epochs=1)
     views = _views(8, seed=3)
     for step in range(2):
         xi = [_np(t) for t, _ in pairs]
@@ -110,6 +110,26 @@ def test_target_gets_no_gradient_and_moves_by_the_ema():
             np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
         assert any(not np.allclose(_np(s), theta0) for (_, s), theta0 in zip(pairs, theta))  # theta learned
     assert int(_np(model.target_network.step)) == 2
+
+
+def test_compile_with_a_user_optimizer_still_sets_the_runs_tau_schedule():
+    """compile(optimizer=X, steps_per_epoch=, epochs=) sets K: tau_k follows the cosine over the run."""
+    model = _byol(augmentation=None, tau_base=0.5)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), steps_per_epoch=2, epochs=2)  # K = 4
+    assert isinstance(model.optimizer, keras.optimizers.SGD)
+    assert int(_np(model.target_network.total_steps)) == 4
+    pairs = model.target_network._pairs
+    views = _views(8, seed=3)
+    for step in range(3):  # tau_0 = 0.5, tau_1 = 0.573, tau_2 = 0.75
+        xi = [_np(t) for t, _ in pairs]
+        theta = [_np(s) for _, s in pairs]
+        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
+        tau = _tau(step, 4, 0.5)
+        for (t, _), xi0, theta0 in zip(pairs, xi, theta):
+            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
+    assert float(_np(model.target_network.current_momentum())) == pytest.approx(_tau(3, 4, 0.5))
+    model.compile(optimizer=keras.optimizers.SGD(0.1))  # no run given: the paper's, 1000 ImageNet epochs
+    assert int(_np(model.target_network.total_steps)) == 1000 * (1_281_167 // 256)
 
 
 def test_predictor_free_ablation_builds():

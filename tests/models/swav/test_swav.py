@@ -122,6 +122,17 @@ def test_compile_defaults_are_the_papers():
     assert not optimizer.decays(model.prototypes.kernel) and optimizer.decays(model.projector.blocks[0][0].kernel)
 
 
+def test_compile_with_a_user_optimizer_still_sets_the_runs_epochs():
+    """compile(optimizer=X, steps_per_epoch=) counts the prototypes' freeze and the queue's start in the run's epochs."""
+    model = _swav(freeze_prototypes_epochs=2)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), batch_size=8, steps_per_epoch=3, epochs=4)
+    assert isinstance(model.optimizer, keras.optimizers.SGD)
+    assert int(_np(model.steps_per_epoch)) == 3 and int(_np(model.prototypes.frozen_steps)) == 6
+    model.compile(optimizer=keras.optimizers.SGD(0.1), batch_size=64)  # ImageNet's epoch at batch 64
+    assert int(_np(model.steps_per_epoch)) == 1_281_167 // 64
+    assert int(_np(model.prototypes.frozen_steps)) == 2 * (1_281_167 // 64)
+
+
 def test_the_queue_joins_sinkhorn_once_refilled_after_its_start_epoch():
     model = _swav(augmentation=None, queue_length=16, queue_start_epoch=1)
     model.set_steps_per_epoch(2)  # the queue starts at step 2; refilled (16 / 8 batches) from step 4
