@@ -52,18 +52,16 @@ class ScaledSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return {"schedule": keras.optimizers.schedules.serialize(self.schedule), "scale": self.scale}
 
 
-def _find_vit(model):
-    from keras_paperzoo.models.beit.beit_backbone import BEiTBackbone
-    from keras_paperzoo.models.vit.vit_backbone import ViTBackbone
-
-    kinds = (ViTBackbone, BEiTBackbone)
-    if isinstance(model, kinds):
+def _find_backbone(model):
+    """`model`, or the one layer inside it, with a `layer_groups()` method (a ViT-like backbone)."""
+    if callable(getattr(model, "layer_groups", None)):
         return model
-    found = [layer for layer in model._flatten_layers(include_self=False) if isinstance(layer, kinds)]
+    found = [layer for layer in model._flatten_layers(include_self=False)
+             if callable(getattr(layer, "layer_groups", None))]
     if len(found) != 1:
         raise ValueError(
-            f"layerwise_decay_optimizer needs exactly one ViTBackbone or BEiTBackbone inside {model.name!r} (found "
-            f"{len(found)}); pass backbone=... to choose it."
+            f"layerwise_decay_optimizer needs exactly one ViTBackbone or BEiTBackbone (a backbone with "
+            f"layer_groups()) inside {model.name!r} (found {len(found)}); pass backbone=... to choose it."
         )
     return found[0]
 
@@ -71,23 +69,15 @@ def _find_vit(model):
 def vit_layer_ids(model, backbone=None):
     """{id(variable): layer id} for `model`'s trainable variables, and L = the ViT's depth.
 
-    Layer 0: the hybrid stem, patch embedding, class token, position embedding (and a
-    `BEiTBackbone`'s [M] embedding, as BEiT's `get_num_layer_for_vit`); layer i + 1:
-    Transformer block i (relative-position tables included); L + 1: everything else
-    (the final norm, heads).
+    The layers are the backbone's `layer_groups()` (L + 2 lists of variables): layer 0
+    the embeddings (hybrid stem, patch embedding, class token, position embedding, a
+    BEiT's [M] embedding, as BEiT's `get_num_layer_for_vit`); layer i + 1 Transformer
+    block i (relative-position tables included); L + 1 the rest of the backbone and
+    every variable of `model` outside it (the final norm, heads).
     """
-    vit = backbone if backbone is not None else _find_vit(model)
-    depth = len(vit.transformer_blocks)
-    ids = {}
-    embedding_layers = [vit.hybrid_stem, vit.patch_embedding, vit.class_token, vit.position_layer,
-                        getattr(vit, "mask_embedding", None)]
-    for layer in embedding_layers:
-        if layer is not None:
-            for variable in layer.trainable_variables:
-                ids[id(variable)] = 0
-    for i, block in enumerate(vit.transformer_blocks):
-        for variable in block.trainable_variables:
-            ids[id(variable)] = i + 1
+    groups = (backbone if backbone is not None else _find_backbone(model)).layer_groups()
+    depth = len(groups) - 2
+    ids = {id(variable): layer for layer, group in enumerate(groups) for variable in group}
     layer_of = {id(v): ids.get(id(v), depth + 1) for v in model.trainable_variables}
     return layer_of, depth
 
@@ -116,8 +106,8 @@ def layerwise_decay_optimizer(model, optimizer=None, layer_decay=0.65, backbone=
             A `SelectiveDecayAdamW` base also keeps biases, norms and `no_decay_paths`
             free of weight decay.
         layer_decay: float in (0, 1]: 0.65 for ViT-B, 0.75 for ViT-L/H (MAE App. A.2).
-        backbone: the `ViTBackbone` (or `BEiTBackbone`) whose blocks define the layers; found inside
-            `model` when omitted.
+        backbone: the `ViTBackbone` (or `BEiTBackbone`: any backbone with `layer_groups()`)
+            whose groups define the layers; found inside `model` when omitted.
         no_decay_paths: regexes of variable paths without weight decay (position
             embeddings, class token), used with a `SelectiveDecayAdamW` base.
 

@@ -59,6 +59,45 @@ def test_layer_ids_follow_the_beit_mae_numbering():
     assert sorted(set(ids.values())) == [0, 1, 2, 3]
 
 
+EMBEDDING_PREFIXES = ("hybrid_stem/", "patch_embedding/", "class_token/", "position_embedding/", "mask_embedding/")
+
+
+def _rates_follow_the_numbering(model, backbone, depth, decay=0.75):
+    """Each variable of `model` at 1e-3 x decay ** (depth + 1 - its BEiT/MAE layer), written from its path."""
+
+    def layer(path):
+        if path.startswith(EMBEDDING_PREFIXES):
+            return 0
+        blocks = [i for i in range(depth) if path.startswith(f"transformer_block_{i}/")]
+        return blocks[0] + 1 if blocks else depth + 1
+
+    opt = layerwise_decay_optimizer(model, keras.optimizers.AdamW(1e-3), layer_decay=decay, backbone=backbone)
+    rates = {v.path: learning_rate_of(opt, v) for v in model.trainable_variables}
+    assert rates == pytest.approx({p: 1e-3 * decay ** (depth + 1 - layer(p)) for p in rates}, rel=1e-6)
+    return rates
+
+
+@pytest.mark.backend_free("torch")  # building the backbones: a second on torch, ten on JAX
+def test_rates_of_the_tiny_vit_hybrid_vit_and_beit_presets():
+    """The per-variable rates of MAE's tiny ViT, a hybrid GAP ViT and BEiT's tiny preset, by the numbering."""
+    from keras_paperzoo.models.beit.beit_backbone import BEiTBackbone
+    from keras_paperzoo.models.mae.mae_presets import MAE_PRESETS
+
+    vit = ViTBackbone(**MAE_PRESETS["mae_tiny"]["backbone"]["overrides"])
+    rates = _rates_follow_the_numbering(ImageClassifier(vit, num_classes=3), vit, 4)
+    assert rates["class_token/token"] == rates["patch_embedding/projection/kernel"] == pytest.approx(1e-3 * 0.75**5)
+    assert rates["predictions/kernel"] == rates["encoder_norm/gamma"] == pytest.approx(1e-3)
+    hybrid = ViTBackbone(patch_size=1, num_layers=1, hidden_dim=8, num_heads=2, mlp_dim=16, image_shape=(16, 16, 3),
+                         pooling="gap", position_embedding="2d", hybrid="conv")
+    rates = _rates_follow_the_numbering(ImageClassifier(hybrid, num_classes=3), hybrid, 1)
+    assert "class_token/token" not in rates and rates["hybrid_stem/conv/kernel"] == pytest.approx(1e-3 * 0.75**2)
+    beit = BEiTBackbone.from_preset("beit_tiny_digits")
+    rates = _rates_follow_the_numbering(ImageClassifier(beit, num_classes=3), None, 4)  # found inside
+    assert rates["mask_embedding/token"] == pytest.approx(1e-3 * 0.75**5)
+    assert rates["pooled_norm/gamma"] == rates["encoder_norm/gamma"] == pytest.approx(1e-3)
+    assert rates["transformer_block_3/attention_layer_scale"] == pytest.approx(1e-3 * 0.75)
+
+
 def test_each_variable_gets_lr_times_decay_to_the_depth_above_it():
     model = classifier()
     opt = layerwise_decay_optimizer(model, SelectiveDecayAdamW(1e-2, weight_decay=0.05), layer_decay=0.65)

@@ -12,7 +12,7 @@ from keras_paperzoo.layers.position_embedding import LearnedPositionEmbedding
 from keras_paperzoo.layers.transformer_block import TransformerBlock
 from keras_paperzoo.models.backbone import Presets
 from keras_paperzoo.models.beit.beit_presets import BEIT_FINE_TUNING_RECIPE, BEIT_PRESETS
-from keras_paperzoo.models.vit.vit_backbone import _positive_int
+from keras_paperzoo.models.vit.vit_backbone import _positive_int, transformer_layer_groups
 from keras_paperzoo.models.vit.vit_layers import TokenPooling
 
 INIT_STD = 0.02
@@ -178,7 +178,6 @@ class BEiTBackbone(Presets, keras.Model):
         sequence_length = 1 + num_patches
 
         # === Layers ===
-        self.hybrid_stem = None  # read by `training.layerwise_decay`, as on a ViTBackbone
         self.patch_embedding = PatchEmbedding(
             patch_size, hidden_dim, kernel_initializer=keras.initializers.VarianceScaling(1.0 / 3.0, "fan_in", "uniform"),
             name="patch_embedding",
@@ -281,6 +280,16 @@ class BEiTBackbone(Presets, keras.Model):
 
     def compute_output_spec(self, images, training=None):
         return keras.KerasTensor((images.shape[0], self.hidden_dim), dtype=self.compute_dtype)
+
+    def layer_groups(self):
+        """The trainable variables by layer, from the input: what layer-wise lr decay numbers.
+
+        L + 2 lists, as BEiT's `get_num_layer_for_vit`: layer 0 the embeddings (patch
+        embedding, [M], [S], E_pos), layer i + 1 Transformer block i (its relative
+        position bias table included), layer L + 1 the rest (the final norms).
+        """
+        embeddings = (self.patch_embedding, self.mask_embedding, self.class_token, self.position_layer)
+        return transformer_layer_groups(self, embeddings, self.transformer_blocks)
 
     def classification_recipe(self, fine_tune=True):
         """BEiT's ImageNet fine-tuning recipe (`BEIT_FINE_TUNING_RECIPE`), for `BEiTClassifier`/`ImageClassifier`."""

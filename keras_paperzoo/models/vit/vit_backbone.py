@@ -28,6 +28,19 @@ def _positive_int(value, name):
     return int(value)
 
 
+def transformer_layer_groups(model, embedding_layers, blocks):
+    """[embedding layers' variables, each block's, the rest of `model`'s]: trainable variables, in order.
+
+    The layers of layer-wise lr decay for a ViT-like `model` (`ViTBackbone.layer_groups`);
+    None among `embedding_layers` is skipped.
+    """
+    groups = [[v for layer in embedding_layers if layer is not None for v in layer.trainable_variables]]
+    groups += [list(block.trainable_variables) for block in blocks]
+    grouped = {id(v) for group in groups for v in group}
+    groups.append([v for v in model.trainable_variables if id(v) not in grouped])
+    return groups
+
+
 def _make_stem(hybrid):
     """None, "conv", a serialized layer (from `get_config`) or a layer -> (stem layer or None, config value)."""
     if hybrid is None:
@@ -269,6 +282,16 @@ class ViTBackbone(Backbone):
             }
         )
         return config
+
+    def layer_groups(self):
+        """The trainable variables by layer, from the input: what layer-wise lr decay numbers.
+
+        L + 2 lists (BEiT's `get_num_layer_for_vit`, MAE App. A.2): layer 0 the
+        embeddings (hybrid stem, patch embedding, class token, position embedding),
+        layer i + 1 Transformer block i, layer L + 1 the rest (the final norm).
+        """
+        embeddings = (self.hybrid_stem, self.patch_embedding, self.class_token, self.position_layer)
+        return transformer_layer_groups(self, embeddings, self.transformer_blocks)
 
     def classification_recipe(self, fine_tune=False):
         """The paper's training recipe, `ImageClassifier.compile()`'s default: from scratch
