@@ -18,7 +18,7 @@ import os
 import pathlib
 import sys
 
-from keras_paperzoo.optional import MissingDependency
+from keras_paperzoo.optional import MissingDependency, missing, quiet_tensorflow
 from keras_paperzoo.recipes import RECIPES
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
@@ -104,7 +104,8 @@ def build_parser():
                        "or a .jsonl, squad a SQuAD .json; gpt a JSON-lines file (see docs/command.md)")
     train.add_argument("--data-parallel", action="store_true", default=None, help="(JAX) split each batch over "
                        "every local device, keras.distribution.DataParallel; --batch-size stays the global batch")
-    train.add_argument("--verbose", type=_int, default=1, choices=(0, 1, 2), help="Keras progress output")
+    train.add_argument("--verbose", type=_int, default=None, choices=(0, 1, 2), help="Keras progress output "
+                       "(default: 1, progress bars, on a terminal; 2, one line an epoch, when output goes to a file or pipe)")
 
     papers = "\n".join(f"  {r.name:<12} {r.paper}\n  {'':<12} {r.claim}" for r in REPRODUCTIONS.values())
     reproduce = sub.add_parser(
@@ -221,6 +222,8 @@ def _train(args):
     if args.backend:
         _select_backend(args.backend)
     args.output_dir = args.output_dir or os.path.join("runs", args.recipe)
+    if args.verbose is None:  # progress bars flood a log file: one line an epoch there
+        args.verbose = 1 if sys.stdout.isatty() else 2
     metrics = RECIPES[args.recipe].load().run(args)
     print(f"wrote {pathlib.Path(args.output_dir) / 'metrics.json'}: " + ", ".join(
         f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float)
@@ -336,6 +339,8 @@ def main(argv=None):
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
+        if (getattr(args, "backend", None) or os.environ.get("KERAS_BACKEND")) in ("jax", "torch"):
+            quiet_tensorflow()  # TensorFlow as a library (tf.data, tensorflow-datasets): no start-up logs
         if args.command == "reproduce":
             return _reproduce(args, extra)
         if extra:
@@ -360,6 +365,11 @@ def main(argv=None):
             raise
         message = " ".join(str(error).split()) or type(error).__name__
         print(f"paperzoo: error: {message}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as error:  # an optional package a model imports (keras-hub for BERT, GPT, ...)
+        if not error.name or error.name.split(".")[0] == "keras_paperzoo" or os.environ.get("PAPERZOO_DEBUG"):
+            raise
+        print(f"paperzoo: error: {missing(error, 'This command')}", file=sys.stderr)
         return 2
 
 

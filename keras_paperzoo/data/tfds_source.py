@@ -2,14 +2,19 @@
 
 tensorflow_datasets is imported only when such a name is used, so importing
 `keras_paperzoo.data` stays fast and framework-free. tensorflow-datasets downloads
-a dataset on first use; when it cannot (no internet) the failure becomes a
-one-line `DatasetError` chained to the original exception.
+a dataset on first use; when it cannot, the failure becomes a one-line `DatasetError`
+chained to the original exception that names the real cause: a module that is not
+installed (tensorflow-datasets comes with the `tf` extra, `pip install -e ".[tf]"`), a
+connection that failed (then: use a local dataset), or the first line of another error.
 """
+
+import socket
 
 import numpy as np
 
 from keras_paperzoo.data.checks import DatasetError, check_split, first_line, unknown_dataset
 from keras_paperzoo.data.images import resize_uint8
+from keras_paperzoo.optional import install_hint
 
 SPLIT_ORDER = ("train", "validation", "test")
 _BATCH = 1024
@@ -19,8 +24,52 @@ def _tfds(name):
     try:
         import tensorflow_datasets as tfds
     except ImportError as err:
-        raise DatasetError(unknown_dataset(name, err)) from err
+        raise DatasetError(_missing_module(name, err)) from err
     return tfds
+
+
+def _chain(err):
+    """`err` and the exceptions it was raised from."""
+    seen = []
+    while err is not None and err not in seen:
+        seen.append(err)
+        err = err.__cause__ or err.__context__
+    return seen
+
+
+_NETWORK_ERRORS = {"ConnectionError", "ConnectTimeout", "ReadTimeout", "Timeout", "NewConnectionError",
+                   "MaxRetryError", "URLError", "gaierror", "DownloadError"}
+
+
+def _is_network(err):
+    return isinstance(err, (ConnectionError, TimeoutError, socket.gaierror)) or type(err).__name__ in _NETWORK_ERRORS
+
+
+def _missing_module(name, err):
+    """The one line for a module that tensorflow-datasets (or `name`'s builder) needs and lacks."""
+    module = (getattr(err, "name", None) or "").split(".")[0]
+    if not module:
+        return f"Dataset {name!r} needs tensorflow-datasets, which cannot be imported ({first_line(err)})"
+    if module == "tensorflow_datasets":
+        return (f"Dataset {name!r} is a tensorflow-datasets name, and tensorflow-datasets is not installed: "
+                f"{install_hint(module)}")
+    return (f"Dataset {name!r} (tensorflow-datasets) needs the module {module!r}, which is not installed: "
+            f"{install_hint(module)}")
+
+
+def _load_error(name, split, err):
+    """A `DatasetError` naming the real cause: a missing module, the network, or the first line of `err`."""
+    chain = _chain(err)
+    imports = [e for e in chain if isinstance(e, ImportError)]
+    if imports:
+        return DatasetError(_missing_module(name, imports[-1]))
+    if any(_is_network(e) for e in chain):
+        return DatasetError(
+            f"Could not download tensorflow-datasets dataset {name!r} split {split!r} ({first_line(err)}): it "
+            "downloads on first use, so without internet use 'digits', a local .npz, a folder of class "
+            "sub-folders or a .zip of them"
+        )
+    return DatasetError(f"Could not load tensorflow-datasets dataset {name!r} split {split!r} ({first_line(err)})")
 
 
 def _builder(tfds, name):
@@ -91,11 +140,7 @@ def load_tfds(name, split, image_size=None):
             images.append(resize_uint8(image, image_size)[None] if variable else image)
             labels.append(np.reshape(label, -1))
     except Exception as err:
-        raise DatasetError(
-            f"Could not load tensorflow-datasets dataset {name!r} split {split!r} "
-            f"({first_line(err)}); it downloads on first use, so without internet use "
-            "'digits', a local .npz, a folder of class sub-folders or a .zip of them"
-        ) from err
+        raise _load_error(name, split, err) from err
     if not images:
         raise DatasetError(f"Dataset {name!r} split {split!r} from tensorflow-datasets is empty")
     x = np.concatenate(images)

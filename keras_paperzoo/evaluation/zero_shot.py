@@ -39,8 +39,6 @@ import re
 
 import numpy as np
 
-import keras_hub
-
 from keras_paperzoo.evaluation.bleu import corpus_bleu
 from keras_paperzoo.evaluation.few_shot import _Scorer, _decode, _encode, _mean_and_stderr, choice_log_likelihoods
 
@@ -240,6 +238,8 @@ def summarize_tldr(model, tokenizer, articles, references=None, max_new_tokens=1
     """
     articles = _strings(articles, "articles")
     prompts = [tldr_prompt(a) for a in articles]
+    import keras_hub  # (here: keras-hub is installed apart, see keras_paperzoo.optional)
+
     sampler = keras_hub.samplers.TopKSampler(k=int(top_k), seed=seed)
     generations, counts = _generate(model, tokenizer, prompts, max_new_tokens, sampler, "articles", batch_size)
     result = {"prompts": prompts, "generations": generations,
