@@ -17,9 +17,12 @@ import argparse
 import os
 import pathlib
 import sys
+import tempfile
 
+from keras_paperzoo.checksums import check_keras_file
 from keras_paperzoo.optional import MissingDependency, missing, quiet_tensorflow
-from keras_paperzoo.recipes import RECIPES
+from keras_paperzoo.recipes import COMMON_FLAGS, RECIPES
+from keras_paperzoo.recipes.checks import check_files, check_run_folder
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -94,7 +97,7 @@ def build_parser():
                        "alternating D-then-G step (default) or the authors' code's simultaneous one")
     train.add_argument("--objective", choices=("autoregressive", "bert"), default=None, help="(igpt) the pre-training "
                        "objective (default autoregressive)")
-    train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(moco, simclr, byol) epochs of the linear probe (default 100)")
+    train.add_argument("--probe-epochs", type=_positive_int, default=None, help="(self-supervised recipes: moco, simclr, byol, ...) epochs of the linear probe (default 100)")
     train.add_argument("--bpe-vocabulary-size", type=_int, default=None, metavar="N", help="(gpt) learn a byte-level BPE of N tokens from the training text (GPT-2's tokenizer, Sec. 2.2) instead of characters")
     train.add_argument("--task", default=None, help="(bert) the fine-tuning after pre-training: sst2 (default), "
                        "tagging, multiple_choice or squad; (gpt) lm (default: the language model alone) or GPT-1's "
@@ -164,6 +167,7 @@ def _few_shot(args):
     model_path = pathlib.Path(args.model)
     if not model_path.is_file() or model_path.suffix != ".keras":
         raise _UsageError(f"model file {str(model_path)!r} is not an existing .keras file")
+    check_keras_file(model_path)  # a complete archive, its weights as saved (NAME.keras.sha256)
     for name in ("task", "eval_task"):
         path = getattr(args, name)
         if path is not None and not pathlib.Path(path).is_file():
@@ -219,9 +223,13 @@ def _list():
 def _train(args):
     if args.recipe not in RECIPES:
         raise _UsageError(f"unknown recipe {args.recipe!r}; known: {', '.join(sorted(RECIPES))}")
+    _check_recipe_flags(args)
+    args.output_dir = args.output_dir or os.path.join("runs", args.recipe)
+    # Before Keras (and TensorFlow) is imported, seconds: the files named and the output folder.
+    check_files(args)
+    check_run_folder(args.output_dir, args.resume)
     if args.backend:
         _select_backend(args.backend)
-    args.output_dir = args.output_dir or os.path.join("runs", args.recipe)
     if args.verbose is None:  # progress bars flood a log file: one line an epoch there
         args.verbose = 1 if sys.stdout.isatty() else 2
     metrics = RECIPES[args.recipe].load().run(args)
@@ -229,6 +237,17 @@ def _train(args):
         f"{k}={v:.4g}" for k, v in metrics.items() if isinstance(v, float)
     ))
     return 0
+
+
+def _check_recipe_flags(args):
+    """One line for a flag the recipe does not read (`Recipe.flags`), naming the recipes that do."""
+    recipe = RECIPES[args.recipe]
+    for name, value in vars(args).items():
+        if name in ("command", "recipe") or name in COMMON_FLAGS or name in recipe.flags or value is None:
+            continue
+        takers = [r.name for r in RECIPES.values() if name in r.flags]
+        raise _UsageError(f"--{name.replace('_', '-')} is not a flag of the {recipe.name} recipe; it is read by "
+                          f"{', '.join(takers) or 'no recipe'}.")
 
 
 def _reproduce(args, extra):
@@ -255,6 +274,7 @@ def _export(args):
         raise _UsageError(f"model file {str(model_path)!r} does not exist")
     if model_path.suffix != ".keras":
         raise _UsageError(f"model file {str(model_path)!r} is not a .keras file")
+    check_keras_file(model_path)  # a complete archive, its weights as saved (NAME.keras.sha256)
     class_name = _keras_class_name(model_path)
     submodel = EXPORT_SUBMODELS.get(class_name)
     suffix = "_saved_model" if args.format == "saved_model" else ".tflite"
@@ -317,8 +337,12 @@ def _check_writable(output):
         if parent.exists():
             if parent != path and not parent.is_dir():
                 raise _UsageError(f"--output {output!r} lies under {str(parent)!r}, which is a file")
-            if not os.access(parent if parent.is_dir() else parent.parent, os.W_OK):
-                raise _UsageError(f"--output {output!r} cannot be written ({str(parent)!r} is not writable)")
+            folder = parent if parent.is_dir() else parent.parent
+            try:  # a file made and removed: os.access says yes to root under /proc, /sys, a read-only mount
+                tempfile.TemporaryFile(dir=folder).close()
+            except OSError as error:
+                raise _UsageError(f"--output {output!r} cannot be written (a file cannot be made in "
+                                  f"{str(folder)!r}: {error.strerror or error})") from None
             return
 
 

@@ -165,6 +165,19 @@ API = [
     Case("output folder is a file", _start_run(output_dir="{afile}", resume=False), ValueError, "is a file"),
     Case("resume with another batch size", _start_run(batch_size=20), ValueError, "--batch-size 20"),
     Case("resume with another seed", _start_run(seed=9), ValueError, "--seed 9"),
+    # Issue 35 items 4 and 6: every model's image_shape checked (Trainer.from_preset); the task readers name the file.
+    Case("GAN image shape 28.5", _preset("keras_paperzoo.models", "GAN", "gan_mnist", image_shape=(28.5, 28, 1)),
+         ValueError, "got (28.5, 28, 1)"),
+    Case("SwAV image shape 0", _preset("keras_paperzoo.models", "SwAV", "swav_tiny", image_shape=(0, 32, 3)),
+         ValueError, "got (0, 32, 3)"),
+    Case("empty SQuAD file", _call("keras_paperzoo.data.squad", "read_squad", "/dev/null"), ValueError,
+         "/dev/null is empty; a SQuAD v1.1 / v2.0 .json file"),
+    Case("malformed SQuAD file", lambda f: _imported("keras_paperzoo.data.squad", "read_squad")(f["bad_squad"]),
+         ValueError, "bad_squad.json is not JSON (Expecting value at line 1, column 11)"),
+    Case("SQuAD question without an id", lambda f: _imported("keras_paperzoo.data.squad", "read_squad")(
+        f["idless_squad"]), ValueError, "idless_squad.json (question 1): no 'id' field"),
+    Case("JSON lines read as CoNLL", lambda f: _imported("keras_paperzoo.data.conll", "read_conll")(f["jsonl"]),
+         ValueError, "tasks.jsonl line 1 is JSON, not CoNLL"),
 ]
 
 CLI = [
@@ -221,6 +234,25 @@ CLI = [
                                         "{afile}/m.tflite"], 2, "which is a file"),
     Case("vocabulary for a non-BERT model", ["export", "{dense_keras}", "--format", "saved_model", "--vocabulary",
                                              "{afile}"], 2, "--vocabulary is for a BertClassifier"),
+    # Issue 35 items 4 and 6: flags of another recipe; clearer messages; refused before Keras is imported.
+    Case("GPT's flag for BERT", ["train", "bert", "--bpe-vocabulary-size", "300"], 2,
+         "--bpe-vocabulary-size is not a flag of the bert recipe; it is read by gpt."),
+    Case("iGPT's flag for the GAN", ["train", "gan", "--objective", "bert"], 2,
+         "--objective is not a flag of the gan recipe; it is read by igpt."),
+    Case("image size for a text recipe", ["train", "transformer", "--image-size", "32"], 2,
+         "--image-size is not a flag of the transformer recipe"),
+    Case("JSON lines for bert tagging", ["train", "bert", "--task", "tagging", "--task-data", "{jsonl}"], 2,
+         "tasks.jsonl line 1 is JSON, not CoNLL"),
+    Case("all-zero images", ["train", "resnet-cifar", "--dataset", "{zeros_npz}"], 2,
+         "have a channel of zero variance (std [0.0, 0.0, 0.0]): every pixel is the same"),
+    Case("truncated .keras", ["export", "{truncated_keras}", "--format", "litert"], 2,
+         "is not a valid .keras file (a truncated or damaged zip archive"),
+    Case("truncated .keras to evaluate", ["evaluate", "few-shot", "{truncated_keras}", "--task", "{jsonl}",
+                                          "--shots", "0"], 2, "a truncated or damaged zip archive"),
+    Case("export output under /proc", ["export", "{dense_keras}", "--format", "litert", "--output", "/proc/x.tflite"],
+         2, "--output '/proc/x.tflite' cannot be written"),
+    Case("task data missing", ["train", "gpt", "--task", "classification", "--task-data", "/no/task.jsonl"], 2,
+         "gpt: --task-data '/no/task.jsonl' does not exist."),
     Case("unknown command", ["frobnicate"], 2, "'frobnicate'"),
 ]
 
@@ -252,11 +284,22 @@ def files(tmp_path_factory):
         run = common.start_run(argparse.Namespace(output_dir=str(tmp / name), **arguments), "gan")
         run._record_arguments()  # an interrupted run: its arguments recorded
     (tmp / "broken_run" / "checkpoint" / "run.json").write_text('{"arguments": ')
+    # Issue 35 item 6's files.
+    np.savez(tmp / "zeros.npz", x_train=np.zeros((40, 8, 8), "uint8"), y_train=np.arange(40) % 2,
+             x_test=np.zeros((4, 8, 8), "uint8"), y_test=np.arange(4) % 2)
+    (tmp / "bad_squad.json").write_text('{"data": [')
+    (tmp / "idless_squad.json").write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": [
+        {"question": "a?", "answers": [{"text": "a", "answer_start": 0}]}]}]}]}))
+    (tmp / "tasks.jsonl").write_text('{"context": "a", "target": "b"}\n')
+    (tmp / "truncated.keras").write_bytes((tmp / "dense.keras").read_bytes()[:3000])
     paths = {key: str(tmp / f"{key[:-4]}.npz") for key in
              ("empty_npz", "negative_npz", "stray_npz", "bright_npz", "nan_npz", "partial_npz", "float_labels_npz")}
     paths.update(npz=str(tmp / "stray.npz"), not_npz=str(tmp / "not.npz"), afile=str(tmp / "afile"),
                  bad_keras=str(tmp / "bad.keras"), dense_keras=str(tmp / "dense.keras"), run_dir=str(tmp / "run"),
                  broken_run_dir=str(tmp / "broken_run"), tmp=str(tmp))
+    paths.update({name.replace(".", "_"): str(tmp / name) for name in ("zeros.npz", "truncated.keras")},
+                 bad_squad=str(tmp / "bad_squad.json"), idless_squad=str(tmp / "idless_squad.json"),
+                 jsonl=str(tmp / "tasks.jsonl"))
     return paths
 
 

@@ -124,3 +124,60 @@ def test_export_writes_the_generator_and_checks_it(trained_gan, fmt, suffix, cap
     diff = float(out.rsplit("=", 1)[1])
     assert diff <= 1e-4
     assert trained_gan.with_name("model" + suffix).exists()
+
+
+def _train_flags():
+    """{argparse name: action} of `paperzoo train`'s flags."""
+    from keras_paperzoo.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return {a.dest: a for a in sub.choices["train"]._actions if a.option_strings and a.dest != "help"}
+
+
+@pytest.mark.backend_free("jax")
+def test_each_recipe_refuses_every_flag_it_does_not_read(capsys, tmp_path):
+    from keras_paperzoo.recipes import COMMON_FLAGS
+
+    flags = _train_flags()
+    assert set(COMMON_FLAGS) <= set(flags) and all(set(r.flags) <= set(flags) for r in RECIPES.values())
+    refused = 0
+    for recipe in RECIPES.values():
+        for name, action in flags.items():
+            if name in COMMON_FLAGS or name in recipe.flags:
+                continue
+            value = [] if action.nargs == 0 else [str(action.choices[0]) if action.choices else "1"]
+            argv = ["train", recipe.name, action.option_strings[0], *value, "--output-dir", str(tmp_path / "run")]
+            assert main(argv) == 2, argv
+            err = capsys.readouterr().err.strip()
+            takers = ", ".join(r.name for r in RECIPES.values() if name in r.flags)
+            assert err == (f"paperzoo: error: {action.option_strings[0]} is not a flag of the {recipe.name} recipe; "
+                           f"it is read by {takers}."), err
+            refused += 1
+    assert refused >= 150 and not (tmp_path / "run").exists()
+
+
+def _recipe_sources(recipe):
+    """The text of a recipe's module and of the recipes/ modules it hands `args` to (not common.py)."""
+    import importlib.util
+    import pathlib
+    import re
+
+    source = pathlib.Path(importlib.util.find_spec(recipe.module).origin).read_text()
+    for helper in re.findall(r"from keras_paperzoo\.recipes\.(\w+) import", source):
+        if helper != "common":
+            source += pathlib.Path(importlib.util.find_spec(f"keras_paperzoo.recipes.{helper}").origin).read_text()
+    return source
+
+
+@pytest.mark.backend_free("jax")
+def test_each_flag_a_recipe_declares_is_read_by_it():
+    import re
+
+    for recipe in RECIPES.values():
+        source = _recipe_sources(recipe)
+        assert re.search(r"common\.start_run\(args\b", source), recipe.name  # --output-dir, --resume, --seed, ...
+        for name in recipe.flags + ("dataset", "epochs", "steps_per_epoch", "batch_size", "preset", "verbose"):
+            read = f"args.{name}" in source or f'getattr(args, "{name}"' in source
+            if name in ("task", "task_data"):
+                read = "requested_task(args" in source
+            assert read, f"{recipe.name} declares --{name} but never reads it"

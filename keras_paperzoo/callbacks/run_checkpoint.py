@@ -15,8 +15,10 @@ At every epoch end `RunCheckpoint` writes, into its folder:
    batch-norm statistics, queues: every saved variable), under a new name, flushed
    to disk;
 2. `state.json`, replaced atomically (written beside, flushed, renamed): the epoch,
-   the weights file's name and size, the random states and the history, for the
-   newest `keep` checkpoints.
+   the weights file's name, size and SHA-256, the random states and the history, for
+   the newest `keep` checkpoints, and the SHA-256 of all that (`sha256`): a
+   checkpoint edited or damaged by hand is refused in one line, never resumed from
+   the epoch it claims.
 
 A kill at any moment leaves `state.json` naming complete files. If the newest
 weights file cannot be read (a disk error, a truncated copy) the previous one is
@@ -40,6 +42,8 @@ import tempfile
 import numpy as np
 
 import keras
+
+from keras_paperzoo.checksums import sha256_file, state_checksum
 
 STATE_FILE = "state.json"
 FORMAT = 1
@@ -228,6 +232,11 @@ class RunCheckpoint(keras.callbacks.Callback):
                 f"checkpoint {str(path)!r} is unreadable ({type(error).__name__}: {error}); delete "
                 f"{str(self.directory)!r} to start the run again."
             ) from None
+        if state.get("sha256") != state_checksum(state["states"]):
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} does not match its SHA-256 (edited or damaged since it was written); "
+                f"delete {str(self.directory)!r} to start the run again."
+            )
         return state
 
     def on_train_begin(self, logs=None):
@@ -258,6 +267,8 @@ class RunCheckpoint(keras.callbacks.Callback):
             raise OSError(f"{path.name} is missing")
         if path.stat().st_size != entry["bytes"]:
             raise OSError(f"{path.name} has {path.stat().st_size} bytes, {entry['bytes']} were written")
+        if sha256_file(path) != entry["sha256"]:
+            raise OSError(f"{path.name} does not match the SHA-256 written with it (damaged since)")
         model = self.model
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
@@ -304,6 +315,7 @@ class RunCheckpoint(keras.callbacks.Callback):
             "epoch": int(epoch),
             "weights": name,
             "bytes": path.stat().st_size,
+            "sha256": sha256_file(path),
             "seed_generators": [_number(v.value) for v in seed_generator_states(self.model)],
             "python_random": _python_random_state(),
             "numpy_random": _numpy_random_state(),
@@ -313,7 +325,8 @@ class RunCheckpoint(keras.callbacks.Callback):
         previous = self.read_state() if (self.directory / STATE_FILE).is_file() else None
         older = [e for e in (previous or {}).get("states", []) if e["epoch"] < epoch]
         states = [entry] + older[: self.keep - 1]
-        atomic_write_text(self.directory / STATE_FILE, json.dumps({"format": FORMAT, "states": states}) + "\n")
+        state = {"format": FORMAT, "states": states, "sha256": state_checksum(states)}
+        atomic_write_text(self.directory / STATE_FILE, json.dumps(state) + "\n")
         kept = {e["weights"] for e in states}
         for old in self.directory.glob("epoch-*.weights.h5"):
             if old.name not in kept:

@@ -37,7 +37,8 @@ def read_conll(path, tag_column=-1):
             1 and 2 are its POS and chunk tags). The words are column 0.
 
     Every non-blank line must have as many columns as the file's first word line: one
-    that does not raises a ValueError naming the file and the line number.
+    that does not raises a ValueError naming the file and the line number, as does a
+    JSON (or JSON-lines) file and a file without a sentence.
     """
     path = pathlib.Path(path)
     sentences, words, tags, num_columns = [], [], [], None
@@ -49,6 +50,9 @@ def read_conll(path, tag_column=-1):
             words, tags = [], []
             continue
         if num_columns is None:
+            if columns[0][:1] in ("{", "[") or path.suffix in (".json", ".jsonl"):
+                raise ValueError(f"{path} line {number} is JSON, not CoNLL: a CoNLL word-per-line file is expected "
+                                 "(word ... tag on each line, a blank line between sentences).")
             num_columns = len(columns)
             if not -num_columns <= tag_column < num_columns or tag_column in (0, -num_columns):
                 raise ValueError(f"{path} line {number}: tag_column {tag_column} is not a tag column of a line "
@@ -60,6 +64,9 @@ def read_conll(path, tag_column=-1):
         tags.append(columns[tag_column])
     if words:
         sentences.append((words, tags))
+    if not sentences:
+        raise ValueError(f"{path} holds no sentences: a CoNLL word-per-line file is expected (word ... tag on each "
+                         "line, a blank line between sentences).")
     return sentences
 
 

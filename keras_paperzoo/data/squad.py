@@ -43,24 +43,50 @@ def read_squad(path):
     raises a ValueError naming the file and the question id.
     """
     path = pathlib.Path(path)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or "data" not in data:
+    expected = "a SQuAD v1.1 / v2.0 .json file (one JSON object with a 'data' list of articles) is expected"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not UTF-8 text (byte {error.start}); {expected}.") from None
+    if not text.strip():
+        raise ValueError(f"{path} is empty; {expected}.")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not JSON ({error.msg} at line {error.lineno}, column {error.colno}); "
+                         f"{expected}.") from None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise ValueError(f"{path} is not a SQuAD file: it should be a JSON object with a 'data' list.")
     examples = []
-    for article in data["data"]:
-        for paragraph in article["paragraphs"]:
-            context = paragraph["context"]
-            for qa in paragraph["qas"]:
-                answers = [{"text": a["text"], "answer_start": int(a["answer_start"])} for a in qa.get("answers", [])]
-                for answer in answers:
-                    start, text = answer["answer_start"], answer["text"]
-                    found = context[start: start + len(text)]
-                    if found != text:
-                        raise ValueError(f"{path}: question {qa['id']}: answer {text!r} is not at its answer_start "
-                                         f"{start} in the context, which holds {found!r} there.")
-                examples.append({"id": qa["id"], "question": qa["question"], "context": context,
-                                 "answers": answers, "is_impossible": bool(qa.get("is_impossible", not answers))})
+    try:
+        for article in data["data"]:
+            for paragraph in article["paragraphs"]:
+                context = paragraph["context"]
+                for qa in paragraph["qas"]:
+                    examples.append(_question(path, context, qa))
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, ValueError) and str(error).startswith(str(path)):
+            raise
+        what = f"no {error.args[0]!r} field" if isinstance(error, KeyError) else f"{type(error).__name__}: {error}"
+        raise ValueError(f"{path} (question {len(examples) + 1}): {what}; each article needs 'paragraphs', each "
+                         "paragraph 'context' and 'qas', each question 'id', 'question' and 'answers' "
+                         "({'text', 'answer_start'}).") from None
+    if not examples:
+        raise ValueError(f"{path} holds no questions; {expected}.")
     return examples
+
+
+def _question(path, context, qa):
+    """One question of a SQuAD paragraph as a dict; its answers checked against the context."""
+    answers = [{"text": a["text"], "answer_start": int(a["answer_start"])} for a in qa.get("answers", [])]
+    for answer in answers:
+        start, text = answer["answer_start"], answer["text"]
+        found = context[start: start + len(text)]
+        if found != text:
+            raise ValueError(f"{path}: question {qa['id']}: answer {text!r} is not at its answer_start "
+                             f"{start} in the context, which holds {found!r} there.")
+    return {"id": qa["id"], "question": qa["question"], "context": context, "answers": answers,
+            "is_impossible": bool(qa.get("is_impossible", not answers))}
 
 
 def _pieces_with_spans(texts, tokenizer):

@@ -40,6 +40,7 @@ import warnings
 
 import numpy as np
 
+from keras_paperzoo.checksums import check_keras_file
 from keras_paperzoo.export import verify
 from keras_paperzoo.export.verify import FORMATS
 from keras_paperzoo.optional import require_installed, require_tensorflow
@@ -401,6 +402,7 @@ def load_model_file(model_path):
     model_path = os.fspath(model_path)
     if not os.path.isfile(model_path):
         raise ValueError(f"model_path {model_path!r} is not a file (expected a .keras file)")
+    check_keras_file(model_path)  # a complete archive, its weights as saved (NAME.keras.sha256 beside)
     import_paperzoo_models()
     return keras.saving.load_model(model_path, safe_mode=True)
 

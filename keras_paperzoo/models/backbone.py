@@ -25,6 +25,7 @@ TinyBackbone.from_preset("tiny", filters=16)
 
 import copy
 import inspect
+import numbers
 
 import keras
 
@@ -99,8 +100,11 @@ def check_positive_ints(owner, name, values, length=None):
     return values
 
 
-def check_image_shape(owner, image_shape, include_fc, min_size, why):
-    """`image_shape` as (height, width, channels) that a conv net with a dense top can take.
+def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
+    """`image_shape` as (height, width, channels) of Python ints (None: a side of any size).
+
+    Every model's `image_shape` goes through here (`Trainer.from_preset`, the backbones,
+    the GAN's networks): 28.5 or 0 is refused, never truncated or built.
 
     Args:
         owner: the class name used in messages.
@@ -114,11 +118,12 @@ def check_image_shape(owner, image_shape, include_fc, min_size, why):
     except TypeError:
         image_shape = (image_shape,)
     if len(image_shape) != 3 or any(
-        d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 1) for d in image_shape
+        d is not None and (isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1) for d in image_shape
     ):
         raise ValueError(
             f"{owner} image_shape must be (height, width, channels) of positive ints; got {image_shape!r}."
         )
+    image_shape = tuple(None if d is None else int(d) for d in image_shape)
     height, width, channels = image_shape
     if channels is None:
         raise ValueError(f"{owner} needs a known number of channels; got image_shape={image_shape}.")

@@ -197,6 +197,10 @@ class Trainer:
         refused with the known ones listed.
         """
         preset = cls._preset(name)
+        if overrides.get("image_shape") is not None:  # 28.5 or 0 refused here for every trainer
+            from keras_paperzoo.models.backbone import check_image_shape
+
+            overrides["image_shape"] = check_image_shape(cls.__name__, overrides["image_shape"])
         own = set(_argument_names(cls.__init__))
         arguments = dict(preset.get("arguments", {}))
         arguments.update({k: v for k, v in overrides.items() if k in own})

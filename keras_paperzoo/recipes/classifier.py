@@ -92,6 +92,10 @@ def run(args, extra_callbacks=()):
     num_classes = check_class_ids(y_train, y_test, dataset)  # refuses a stray label 5000, naming it
 
     mean, variance = per_channel_statistics(x_train)
+    if np.any(np.asarray(variance) <= 0):  # not NaN pixels: (x - mean) / 0 would make them
+        raise RecipeError(f"{recipe}: the training images of {dataset!r} have a channel of zero variance (std "
+                          f"{np.sqrt(variance).round(6).tolist()}): every pixel is the same (all-zero images?), and "
+                          "the per-channel normalisation divides by the std.")
     x_train = ((x_train - mean) / np.sqrt(variance)).astype("float32")
     x_test = ((x_test - mean) / np.sqrt(variance)).astype("float32")
 

@@ -32,7 +32,8 @@ def run(args, extra_callbacks=()):
    and of the pictures of callbacks with a `last_path` to OUTPUT_DIR/logs (a stage
    other than "train": OUTPUT_DIR/logs/STAGE) with `TensorBoardLogs` (no TensorFlow
    needed): `tensorboard --logdir OUTPUT_DIR/logs`.
-3. `Run.save_model` / `Run.write_text` write files atomically.
+3. `Run.save_model` / `Run.write_text` write files atomically; `save_model` writes
+   `NAME.keras.sha256` beside the model, which `paperzoo export` and `evaluate` check.
 4. `Run.finish` writes `metrics.json`, then removes the checkpoint: a kill before
    that leaves a run that `--resume` completes.
 """
@@ -57,16 +58,13 @@ from keras_paperzoo.callbacks.run_checkpoint import (
     fsync_path,
     inject_fault,
 )
+from keras_paperzoo.checksums import remove_keras_checksum, write_keras_checksum
+from keras_paperzoo.recipes.checks import ARGUMENTS_FILE, RecipeError, check_output_dir, check_run_folder  # noqa: F401
 from keras_paperzoo.training.data_parallel import check_batch_size, device_count, use_data_parallel
 
-ARGUMENTS_FILE = "run.json"
 LOGS_DIR = "logs"  # TensorBoard: OUTPUT_DIR/logs/{train,validation}, a later stage's in logs/STAGE/
 # Namespace fields that do not change what a run computes.
 NOT_RUN_ARGUMENTS = ("output_dir", "resume", "verbose", "command", "backend")
-
-
-class RecipeError(ValueError):
-    """A problem with the user's request, reported as one line by the CLI."""
 
 
 def _flag(name):
@@ -76,20 +74,6 @@ def _flag(name):
 def _plain(value):
     """`value` as it reads back from JSON (tuples become lists, NumPy scalars numbers)."""
     return json.loads(json.dumps(value, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
-
-
-def check_output_dir(output_dir):
-    """The output folder as a Path, created; one line if it is a file, lies under one or cannot be written."""
-    output_dir = pathlib.Path(output_dir)
-    if output_dir.exists() and not output_dir.is_dir():
-        raise RecipeError(f"--output-dir {str(output_dir)!r} is a file, not a folder.")
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise RecipeError(f"--output-dir {str(output_dir)!r} cannot be created ({error.strerror or error}).") from None
-    if not os.access(output_dir, os.W_OK | os.X_OK):
-        raise RecipeError(f"--output-dir {str(output_dir)!r} is not writable.")
-    return output_dir
 
 
 class Run:
@@ -106,26 +90,14 @@ class Run:
     """
 
     def __init__(self, output_dir, arguments, resume=False, namespace=None):
-        self.output_dir = check_output_dir(output_dir)
+        self.output_dir = check_run_folder(output_dir, resume)  # (recipes/checks.py: also run by the CLI)
         self.checkpoint_dir = self.output_dir / "checkpoint"
         self.arguments = _plain(dict(arguments))
         self.resume = bool(resume)
         self.resumed_from = None
         stored = self._stored_arguments()
         if self.resume:
-            if stored is None:
-                if self.checkpoint_dir.is_dir() and any(self.checkpoint_dir.glob("latest.weights.h5*")):
-                    raise RecipeError(
-                        f"--resume: {self.checkpoint_dir} was written by an older paperzoo and cannot be resumed "
-                        "exactly; delete it and start the run again."
-                    )
-                raise RecipeError(f"--resume: no interrupted run to resume in {self.output_dir} (no {self.checkpoint_dir}).")
             self._take_stored(stored, namespace)
-        elif stored is not None or (self.checkpoint_dir.is_dir() and any(self.checkpoint_dir.iterdir())):
-            raise RecipeError(
-                f"{self.output_dir} holds an interrupted run; pass --resume to continue it, or "
-                "choose another --output-dir."
-            )
 
     def _stored_arguments(self):
         path = self.checkpoint_dir / ARGUMENTS_FILE
@@ -217,7 +189,9 @@ class Run:
         partial = path.with_name(f".{path.stem}.partial.keras")
         model.save(partial)
         fsync_path(partial)
+        remove_keras_checksum(path)  # (a kill before the new one is written leaves a .keras without: it loads)
         os.replace(partial, path)
+        write_keras_checksum(path)  # NAME.keras.sha256, checked by export and evaluate
         return path
 
     def write_text(self, filename, text):

@@ -131,6 +131,10 @@ def build_trainer(pretraining, preset, x_train, batch_size, seed, crop_scale=Non
 
     mean, variance = per_channel_statistics(x_train)
     std = np.sqrt(variance)
+    if np.any(std <= 0):
+        raise RecipeError(f"the training images have a channel of zero variance (std "
+                          f"{std.round(6).tolist()}): every pixel is the same (all-zero images?), and the views are "
+                          "normalised by the per-channel std.")
     augmentation = view_augmentation(pretraining.presets[preset]["arguments"], mean, std, crop_scale)
     arguments = {**pretraining.overrides(preset, batch_size, len(x_train)), **overrides}
     keras.utils.set_random_seed(seed)  # the same initial encoder for every trainer of one backbone

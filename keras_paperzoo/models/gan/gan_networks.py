@@ -16,6 +16,7 @@ import numpy as np
 import keras
 
 from keras_paperzoo.layers.maxout import Maxout
+from keras_paperzoo.models.backbone import check_image_shape
 
 
 def build_generator(
@@ -112,12 +113,10 @@ def build_maxout_mlp_networks(image_shape=(28, 28, 1), latent_dim=100, generator
 
     Returns {"generator": G, "discriminator": D} (the networks of a GAN preset).
     """
-    try:
-        image_shape = tuple(int(d) for d in image_shape)
-    except (TypeError, ValueError):
-        image_shape = None
-    if image_shape is None or len(image_shape) != 3 or any(d < 1 for d in image_shape):
-        raise ValueError(f"image_shape must be (height, width, channels) of positive ints; got {image_shape}.")
+    image_shape = check_image_shape("GAN", image_shape)
+    if None in image_shape:
+        raise ValueError(f"GAN image_shape needs a known height and width (its networks are fully connected); "
+                         f"got {image_shape!r}.")
     return {
         "generator": build_generator(latent_dim=latent_dim, hidden_units=generator_units, output_shape=image_shape),
         "discriminator": build_discriminator(input_shape=image_shape, maxout_units=discriminator_units, pieces=pieces),

@@ -15,6 +15,7 @@ from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.layers.prototypes import Prototypes
 from keras_paperzoo.losses.sinkhorn import check_sinkhorn_arguments, sinkhorn
 from keras_paperzoo.losses.swav import swav_loss
+from keras_paperzoo.models.backbone import check_image_shape
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.models.swav.swav_presets import SWAV_PRESETS
@@ -192,6 +193,8 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         becomes the augmentation's `image_size` instead of fixing the backbone's input.
         """
         image_shape = overrides.get("image_shape")
+        if image_shape is not None:
+            image_shape = check_image_shape(cls.__name__, image_shape)  # (before the crops' int sizes)
         if image_shape is not None and overrides.get("backbone") is None and None not in tuple(image_shape)[:2]:
             augmentation = overrides.get("augmentation", cls._preset(name).get("arguments", {}).get("augmentation"))
             if augmentation in (None, "default") or isinstance(augmentation, dict):
