@@ -183,3 +183,11 @@ def test_no_user_facing_text_names_the_local_data_folder(path):
     text = path.read_text(encoding="utf-8")
     found = re.findall(r"[^\s`(]*shared/data[^\s`)]*|PAPERZOO_SHARED_DATA", text)
     assert not found, f"{path.name} names the project's local data folder: {found}"
+
+
+@pytest.mark.parametrize("path", [README] + sorted((REPO / "docs").glob("*.md")), ids=lambda p: p.name)
+def test_relative_links_resolve(path):
+    """Every relative link of the README and docs/ points at a file or folder of the repository."""
+    targets = re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
+    broken = [t for t in targets if "://" not in t and not (path.parent / t).exists()]
+    assert not broken, f"{path.name}: links to nothing: {broken}"
