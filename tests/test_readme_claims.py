@@ -191,3 +191,18 @@ def test_relative_links_resolve(path):
     targets = re.findall(r"\]\(([^)\s#]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8"))
     broken = [t for t in targets if "://" not in t and not (path.parent / t).exists()]
     assert not broken, f"{path.name}: links to nothing: {broken}"
+
+
+def test_every_extra_the_docs_install_exists():
+    """`pip install -e ".[jax,tf]"` and the like name extras that pyproject.toml defines."""
+    import tomllib
+
+    extras = set(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"])
+    named = {}
+    for path in [README] + sorted((REPO / "docs").glob("*.md")):
+        for group in re.findall(r"\.\[([a-z0-9_,-]+)\]", path.read_text(encoding="utf-8")):
+            for extra in group.split(","):
+                named.setdefault(extra, path.name)
+    assert {"jax", "torch", "tf", "export"} <= set(named), f"the install extras are not all documented: {named}"
+    unknown = {extra: where for extra, where in named.items() if extra not in extras}
+    assert not unknown, f"extras that pyproject.toml does not define: {unknown}"
