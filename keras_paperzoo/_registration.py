@@ -17,10 +17,8 @@ model = keras.saving.load_model("runs/simclr/model.keras")  # imports keras_pape
 ```
 """
 
-import ast
 import functools
 import importlib
-import importlib.abc
 import pathlib
 import sys
 
@@ -31,6 +29,8 @@ REGISTRY_MODULE = "keras.src.saving.object_registration"
 def _registered_names(tree):
     """Names of the classes and functions of a module's syntax tree decorated with
     `register_keras_serializable(package="keras_paperzoo")` (`name=` is not used in the package)."""
+    import ast
+
     for node in ast.walk(tree):
         if not isinstance(node, (ast.ClassDef, ast.FunctionDef)):
             continue
@@ -45,6 +45,8 @@ def _registered_names(tree):
 @functools.cache
 def registered_modules():
     """{"keras_paperzoo>NAME": "keras_paperzoo.module"} of every class and function the package registers."""
+    import ast
+
     root = pathlib.Path(__file__).resolve().parent
     table = {}
     for path in sorted(root.rglob("*.py")):
@@ -93,8 +95,8 @@ def make_lazy(registry):
         registry.GLOBAL_CUSTOM_OBJECTS = LazyRegistry(registry.GLOBAL_CUSTOM_OBJECTS)
 
 
-class _WhenKerasLoads(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: makes Keras's registry lazy right after its module runs."""
+class _WhenKerasLoads:
+    """A `sys.meta_path` finder that finds nothing itself: makes Keras's registry lazy right after its module runs."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != REGISTRY_MODULE:

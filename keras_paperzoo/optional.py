@@ -24,7 +24,6 @@ tf = require_tensorflow("SavedModel export")  # raises MissingDependency if TF i
 """
 
 import importlib
-import importlib.abc
 import importlib.util
 import logging
 import os
@@ -149,8 +148,8 @@ def require_extras(requirements, feature):
 _STARTUP_CHATTER = re.compile(r"(WARNING: All log messages before absl::InitializeLog\(\)|[IW]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\])")
 
 
-class _QuietTensorFlow(importlib.abc.MetaPathFinder):
-    """Finds nothing itself: runs TensorFlow's own import with its start-up chatter dropped."""
+class _QuietTensorFlow:
+    """A `sys.meta_path` finder that finds nothing itself: runs TensorFlow's own import with its start-up chatter dropped."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "tensorflow":

@@ -5,6 +5,10 @@ the `gan_mnist` networks, batch 100, k = 1, SGD lr 0.1 decaying by 1.000004 per
 update, momentum 0.5 -> 0.7 by epoch 250, the first 50,000 MNIST training images
 (the next 1,000 are the validation images that choose the Parzen sigma). The
 evaluation is the paper's Table 1 Parzen-window log-likelihood on the test split.
+
+Only the length differs: without --epochs a first run of about 600 updates (about a
+minute on a 2-core CPU, one line says so); the paper trained hundreds of epochs (its
+momentum ramp spans 250): `--epochs 250`.
 """
 
 import numpy as np
@@ -13,7 +17,8 @@ from keras_paperzoo.recipes.common import RecipeError
 
 PAPER_PARZEN_MNIST = "225 +- 2 (Goodfellow et al. 2014, Table 1, MNIST)"
 MAX_IMAGE_VALUES = 64 * 64 * 3  # the MLP networks' largest sensible input
-DEFAULT_UPDATES = 3000  # without --epochs: as many epochs as make about 3,000 updates
+DEFAULT_UPDATES = 600  # without --epochs: as many epochs as make about 600 updates, a first run
+PAPER_EPOCHS = 250  # the paper's momentum ramp (0.5 -> 0.7) spans 250 epochs
 DEFAULT_PARZEN_SAMPLES = 10000
 DEFAULT_PRESET = "gan_mnist"
 
@@ -72,6 +77,9 @@ def run(args, extra_callbacks=()):
 
     samples = SampleGrid(output_dir, num_samples=64, seed=args.seed)
     epochs = args.epochs or max(1, round(DEFAULT_UPDATES / steps_per_epoch))
+    if not args.epochs:
+        print(f"gan: {epochs} epochs ({epochs * steps_per_epoch} updates), a short first run with the paper's "
+              f"hyper-parameters; the paper's schedule: --epochs {PAPER_EPOCHS}", flush=True)
     with common.Timer() as timer:
         # Stops at the first non-finite d_loss or g_loss (SGD at the paper's rate is unstable on some data).
         history = run.fit(gan, batches, epochs=epochs, callbacks=[samples, *extra_callbacks], verbose=args.verbose)
