@@ -133,7 +133,7 @@ def build_parser():
     export.add_argument("--output", default=None, help="default: beside the model")
     export.add_argument("--tolerance", type=float, default=1e-4)
     export.add_argument("--vocabulary", default=None, help="(BertClassifier, saved_model) WordPiece vocabulary: the SavedModel takes raw strings; default: vocabulary.txt beside the model if present")
-    export.add_argument("--sequence-length", type=_positive_int, default=None, help="(with a vocabulary) pack texts to N tokens; default: the backbone's max_sequence_length")
+    export.add_argument("--sequence-length", type=_positive_int, default=None, help="(GPTCausalLM) the exported model takes N token ids, 1 to the model's max_sequence_length (default: any length); (with a vocabulary) pack texts to N tokens; default: the backbone's max_sequence_length")
     export.add_argument("--pairs", action="store_true", help="(with a vocabulary) the classifier was fine-tuned on sentence pairs: two string inputs")
     export.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None, help="(with a vocabulary) lower-case the text; default: inferred from the vocabulary")
 
@@ -280,6 +280,8 @@ def _export(args):
     suffix = "_saved_model" if args.format == "saved_model" else ".tflite"
     output = args.output or str(model_path.with_name(model_path.stem + suffix))
     _check_writable(output)
+    if class_name == "GPTCausalLM" and args.sequence_length is not None and args.vocabulary is None:
+        return _export_causal_lm(args, model_path, output)
     vocabulary = _export_vocabulary(args, model_path, class_name)
     if vocabulary:
         return _export_text(args, model_path, vocabulary, output)
@@ -288,6 +290,20 @@ def _export(args):
     result = export_model_file(str(model_path), output, format=args.format, submodel=submodel, tolerance=args.tolerance)
     what = f"{model_path.name}:{submodel}" if submodel else model_path.name
     print(f"exported {what} to {result.path} ({args.format}); largest |exported - keras| = {result.max_abs_diff:.3g}")
+    if not result.max_abs_diff <= args.tolerance:
+        print(f"paperzoo: error: exported outputs differ from Keras's by {result.max_abs_diff:.3g} > {args.tolerance}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _export_causal_lm(args, model_path, output):
+    """A GPTCausalLM for a context of --sequence-length tokens (keras_paperzoo.export.text.export_causal_lm)."""
+    from keras_paperzoo.export.text import export_causal_lm_file
+
+    result = export_causal_lm_file(str(model_path), output, args.sequence_length, format=args.format,
+                                   tolerance=args.tolerance)
+    print(f"exported {model_path.name} (token_ids of length {args.sequence_length}) to {result.path} ({args.format}); "
+          f"largest |exported - keras| = {result.max_abs_diff:.3g}")
     if not result.max_abs_diff <= args.tolerance:
         print(f"paperzoo: error: exported outputs differ from Keras's by {result.max_abs_diff:.3g} > {args.tolerance}", file=sys.stderr)
         return 1

@@ -128,19 +128,22 @@ def require_extras(requirements, feature):
     """Refuse `feature` in one line, before it starts, when a module of `requirements` is not installed.
 
     Args:
-        requirements: (import name, the keras-paperzoo extra that installs it) pairs,
-            e.g. (("tensorflow", "tf"), ("sacrebleu", "text")).
+        requirements: (import name, the keras-paperzoo extra that installs it, or a pip
+            command when no extra does) pairs, e.g. (("tensorflow", "tf"), ("sacrebleu", "text"),
+            ("keras_hub", 'pip install --no-deps "keras-hub>=0.32"')).
         feature: what needs them, in words ("paperzoo reproduce transformer").
 
     Raises:
-        MissingDependency: naming every missing package and the extras to install.
+        MissingDependency: naming every missing package and the extras (commands) to install.
     """
     missing = [(module, extra) for module, extra in requirements if not installed(module)]
     if missing:
         packages = ", ".join(module.replace("_", "-") for module, _ in missing)
-        extras = ",".join(dict.fromkeys(extra for _, extra in missing))
+        extras = ",".join(dict.fromkeys(extra for _, extra in missing if " " not in extra))
+        commands = [f'pip install -e ".[{extras}]" (in the checkout)'] if extras else []
+        commands += list(dict.fromkeys(extra for _, extra in missing if " " in extra))
         raise MissingDependency(f"{feature} needs {packages}, which {'is' if len(missing) == 1 else 'are'} not "
-                                f"installed: install the extra with pip install -e \".[{extras}]\" (in the checkout)")
+                                f"installed: {' and '.join(commands)}")
 
 
 # TensorFlow's C++ start-up lines (oneDNN notes, CUDA probes), printed once per library it loads

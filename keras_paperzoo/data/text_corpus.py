@@ -18,7 +18,7 @@ sentences (strings).
   harder than its IsNext pairs) and the SST-2 training sentences without labels
   (documents of 10 consecutive sentences).
 - `load_documents(name_or_path)`: "sample", a text file, or a folder laid out like
-  the shared data folder.
+  the data folder (tinyshakespeare.txt, multi30k/, sst2/: keras_paperzoo.data.sources).
 
 Example:
 
@@ -170,7 +170,7 @@ def english_documents(shared_data_dir):
 
 
 def load_documents(name_or_path):
-    """"sample" (built in), a text file in the one-sentence-per-line format, or a folder like the shared data folder."""
+    """"sample" (built in), a text file in the one-sentence-per-line format, or a folder like the data folder (tinyshakespeare.txt, multi30k/, sst2/)."""
     if name_or_path in (None, "sample"):
         return sample_documents()
     path = pathlib.Path(name_or_path)

@@ -624,3 +624,64 @@ def export_text_in_child(args):
     return TextExportResult(path=path, format="saved_model", max_abs_diff=diff, tolerance=tolerance,
                             inputs=_input_names(args.pairs), sequence_length=sequence_length,
                             lowercase=bool(tokenizer.lowercase), note="")
+
+
+# ---------------------------------------------------------------------------
+# A causal language model (GPTCausalLM) for a context length the user picks
+# ---------------------------------------------------------------------------
+
+
+def check_context_length(sequence_length, max_sequence_length):
+    """`sequence_length` as an int in [1, max_sequence_length] (the rows of the position table), or ValueError."""
+    if isinstance(sequence_length, bool) or not isinstance(sequence_length, (int, np.integer)) \
+            or not 1 <= sequence_length <= max_sequence_length:
+        raise ValueError(f"sequence_length must be an int from 1 to the model's max_sequence_length "
+                         f"{max_sequence_length} (its position embeddings); got {sequence_length!r}")
+    return int(sequence_length)
+
+
+def export_causal_lm(model, path, sequence_length=None, format="litert", tolerance=DEFAULT_TOLERANCE,
+                     overwrite=False):
+    """Export a `GPTCausalLM` whose input is `sequence_length` token ids: token_ids (B, N) -> logits (B, N, V).
+
+    GPT-1 eq. (2)'s P(u) = softmax(h_n W_e^T) at every position, as the Keras model computes it,
+    for a fixed context of N tokens (LiteRT interpreters want static shapes; an on-device
+    loop feeds the last N tokens). Checked against Keras on seeded ids of that length.
+
+    Args:
+        model: a built `GPTCausalLM`.
+        path: a `.tflite` file (format "litert") or a SavedModel directory.
+        sequence_length: N, from 1 to the backbone's `max_sequence_length`; None: a
+            dynamic length, as `export_model` exports the model itself.
+        format, tolerance, overwrite: as for `export_model`.
+
+    Returns:
+        `ExportResult`.
+
+    Example:
+
+    ```python
+    result = export_causal_lm(keras.saving.load_model("runs/gpt/model.keras"), "/tmp/gpt.tflite", 64)
+    ```
+    """
+    import keras
+
+    if sequence_length is None:
+        return exporters.export_model(model, path, format=format, tolerance=tolerance, overwrite=overwrite)
+    backbone = model.backbone
+    sequence_length = check_context_length(sequence_length, backbone.max_sequence_length)
+    token_ids = keras.Input((sequence_length,), dtype="int32", name="token_ids")
+    fixed = keras.Model(token_ids, model(token_ids), name=f"{model.name}_context_{sequence_length}")
+    ids = np.random.default_rng(0).integers(0, backbone.vocabulary_size, (4, sequence_length)).astype("int32")
+    return exporters.export_model(fixed, path, format=format, sample_inputs=ids, tolerance=tolerance,
+                                  overwrite=overwrite)
+
+
+def export_causal_lm_file(model_path, path, sequence_length=None, format="litert", tolerance=DEFAULT_TOLERANCE,
+                          overwrite=False):
+    """`export_causal_lm` of the `GPTCausalLM` saved in `model_path` (what `paperzoo train gpt` writes)."""
+    model = exporters.load_model_file(model_path)
+    if not hasattr(model, "backbone") or not hasattr(model.backbone, "max_sequence_length"):
+        raise ValueError(f"{os.fspath(model_path)!r} holds a {type(model).__name__}, not a GPTCausalLM: "
+                         "sequence_length applies to a causal language model")
+    return export_causal_lm(model, path, sequence_length, format=format, tolerance=tolerance, overwrite=overwrite)

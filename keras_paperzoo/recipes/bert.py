@@ -14,7 +14,7 @@ with the corpus's own vocabulary instead of 30,522 tokens and 64 positions inste
 --dataset: "sample" (default: generated documents built in, about 25 KB; the
 fine-tuning task is the sample's sentence sentiment), a text file (one sentence per
 line, blank lines between documents; fine-tuning on the sample sentiment too) or a
-folder laid out like the shared data folder (Tiny Shakespeare, Multi30k English, SST-2
+folder laid out like the data folder of keras_paperzoo.data.sources (Tiny Shakespeare, Multi30k English, SST-2
 sentences for pre-training; SST-2 train / dev for fine-tuning).
 
 --task picks the fine-tuning after pre-training (the paper's heads, Sec. 4, Fig. 4):

@@ -3,7 +3,7 @@
 Data (`--dataset`):
 - `toy` (default): German -> English pairs generated from templates
   (`data.translation_toy`), 4,000 training and 200 test pairs; runs in minutes on a CPU.
-- a Multi30k folder (e.g. `../shared/data/multi30k`) with `train`, `val` and
+- a Multi30k folder (e.g. `$PAPERZOO_DATA/multi30k`) with `train`, `val` and
   `test_2016_flickr` `.de` / `.en` files (gzip or plain): German -> English, BLEU on
   test_2016_flickr.
 
@@ -32,7 +32,7 @@ import numpy as np
 from keras_paperzoo.recipes.common import RecipeError
 
 PAPER_BLEU = "27.3 / 28.4 BLEU (base / big, WMT14 EN-DE, Vaswani et al. 2017 Table 2)"
-MULTI30K_REFERENCE = "mid-30s BLEU for small Transformers on Multi30k de-en test_2016_flickr (shared/data/README.md)"
+MULTI30K_REFERENCE = "mid-30s BLEU for small Transformers on Multi30k de-en test_2016_flickr (typical; the paper reports WMT14)"
 PAPER_PEAK_RATE = 512**-0.5 * 4000**-0.5
 DEFAULT_UPDATES = {"toy": 1500, "multi30k": 6000}
 

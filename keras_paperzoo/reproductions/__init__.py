@@ -4,7 +4,7 @@ Each paper maps to one module of this package (its data, model, schedule, evalua
 report, with the paper's number beside ours) and to four budgets, each the module's
 arguments for that budget:
 
-- `smoke`: seconds on the embedded digits or built-in text, for tests (no shared data);
+- `smoke`: seconds on the embedded digits or built-in text, for tests (no download);
 - `cpu`: the budget that was run on a 2-core CPU (the results in applications/results/);
 - `gpu`: a schedule for one accelerator, between the CPU budget and the paper's;
 - `paper`: the paper's own schedule, scaled only where its data (ImageNet, WMT, JFT)
@@ -39,6 +39,9 @@ class Reproduction:
     module: str
     budgets: dict
     notes: str = ""
+    requires: tuple = ()  # (import name, extra): optional packages every budget needs, checked before it runs
+    paper_setting: str = ""  # the data and schedule behind the paper's numbers (SETTINGS below)
+    data: str = ""  # the data the module reads when no --dataset / --data / --text is given
 
     def load(self):
         return importlib.import_module(f"keras_paperzoo.reproductions.{self.module}")
@@ -303,3 +306,44 @@ REPRODUCTIONS = {
         }, "CIFAR-10 at 32 x 32 over 512 colours needs a GPU for weeks: MNIST over 16 grey levels; cpu: 14 x 14 "
            "(196 tokens); paper: iGPT-S's 24 x 512 at 28 x 28 for about 47k updates of batch 128."),
 }
+
+# Written beside every paper number (reproduce_PAPER.md / .json, the metrics files): the paper's data and schedule,
+# and the data the module reads by default (our side is labelled with that data, or the one passed, and the budget).
+_MNIST, _CIFAR, _DIGITS_DATA = "MNIST", "CIFAR-10", "digits"
+_SSL_PAPER_SETTING = "ImageNet (or CIFAR-10 with a ResNet-18), hundreds of epochs on GPUs"
+SETTINGS = {
+    "gan": ("MNIST, hundreds of epochs on a GPU (Table 1)", _MNIST),
+    "alexnet": ("CIFAR-10, a four-layer CNN (Sec. 3.3)", _CIFAR),
+    "vgg": ("ImageNet at 224 x 224, 74 epochs (Table 3)", _CIFAR),
+    "resnet": ("CIFAR-10, 64k updates of batch 128 (Table 6)", _CIFAR),
+    "vit": ("CIFAR-10 after ImageNet-21k / JFT pre-training (App. D.3)", _CIFAR),
+    "transformer": ("WMT14 (the paper); small Transformers on Multi30k from scratch (the BLEU figure)",
+                    "Multi30k de-en"),
+    "bert": ("BooksCorpus + Wikipedia, 3.3B words, 1M updates; GLUE SST-2 test", "Tiny Shakespeare, Multi30k English, SST-2"),
+    "gpt": ("Tiny Shakespeare, nanoGPT's 6 x 384 for 5,000 iterations on a GPU", "Tiny Shakespeare"),
+    "moco": ("CIFAR-10, ResNet-18, 200-800 epochs on GPUs (the authors' demo)", _CIFAR),
+    "mae": ("ImageNet-1k, ViT-B, 1600 epochs (Table 3)", _CIFAR),
+    "simclr": (_SSL_PAPER_SETTING, _MNIST), "byol": (_SSL_PAPER_SETTING, _MNIST),
+    "swav": (_SSL_PAPER_SETTING, _MNIST), "invaspread": (_SSL_PAPER_SETTING, _MNIST),
+    "cpc": (_SSL_PAPER_SETTING, _MNIST), "cmc": (_SSL_PAPER_SETTING, _MNIST),
+    "instdisc": ("ImageNet / CIFAR-10, 200 epochs on GPUs", _DIGITS_DATA),
+    "deepcluster": ("ImageNet, AlexNet, 500 epochs on GPUs", _MNIST),
+    "densecl": ("ImageNet pre-training, VOC / COCO dense tasks", "digits on a canvas"),
+    "beit": ("ImageNet-1k, BEiT-B, 800 epochs (Table 4)", _MNIST),
+    "gpt1": ("BooksCorpus pre-training, GPT-1 12 x 768; SST-2 test (Tables 4, 5)", "SST-2"),
+    "gpt3": ("GPT-3's models up to 175B parameters on natural-language tasks (Fig. 1.2)", "synthetic letter and digit tasks"),
+    "igpt": ("ImageNet pre-training, iGPT-L; CIFAR-10 linear probe (Fig. 3)", _MNIST),
+}
+# The optional packages a reproduction needs at every budget, (import name, the extra or the pip command that
+# installs it): checked before it runs, refused in one line (keras_paperzoo.optional.require_extras).
+_KERAS_HUB = ("keras_hub", 'pip install --no-deps "keras-hub>=0.32"')  # GPT, BERT, iGPT and the Transformer's layers
+_TF_TEXT = (("tensorflow", "tf"), ("tensorflow_text", "tf"), ("keras_hub", "tf"))  # WordPiece, tf.data
+REQUIRES = {
+    "transformer": _TF_TEXT + (("sacrebleu", "text"),),  # + BLEU
+    "bert": _TF_TEXT,
+    "gpt": (_KERAS_HUB,), "gpt3": (_KERAS_HUB,), "igpt": (_KERAS_HUB,),
+    "gpt1": (_KERAS_HUB, ("tokenizers", "text")),  # + the byte-pair vocabulary
+}
+REPRODUCTIONS = {name: dataclasses.replace(reproduction, paper_setting=SETTINGS[name][0], data=SETTINGS[name][1],
+                                           requires=REQUIRES.get(name, ()))
+                 for name, reproduction in REPRODUCTIONS.items()}

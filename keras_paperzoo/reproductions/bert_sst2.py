@@ -57,9 +57,9 @@ PAPER = "BERT-base 93.5 %, BERT-large 94.9 % on SST-2 (GLUE test; Devlin et al. 
 
 def parse_args(argv=None):
     parser = common.ArgumentParser(__doc__.split("\n")[0])
-    parser.add_argument("--data", default=str(common.shared_data_dir()),
-                        help="folder with tinyshakespeare.txt, multi30k/, sst2/; 'sample': the built-in corpus and "
-                        "sentiment sentences")
+    parser.add_argument("--data", default=None,
+                        help="folder with tinyshakespeare.txt, multi30k/, sst2/ (default: found or downloaded: see "
+                        "--data-dir); 'sample': the built-in corpus and sentiment sentences")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--hidden", type=int, default=128)
     parser.add_argument("--vocabulary-size", type=int, default=8000)
@@ -141,9 +141,11 @@ def main(argv=None):
     from keras_paperzoo.models.bert.bert_optimizer import bert_optimizer
     from keras_paperzoo.recipes.bert import fine_tune, fine_tuning_task
 
+    if args.data is None:
+        args.data = str(common.data_folder(common.TEXT_DATASETS, "or pass --data sample for a smoke run"))
     if args.data != "sample" and not (pathlib.Path(args.data) / "sst2" / "train.tsv").is_file():
-        raise FileNotFoundError(f"--data {args.data}: no sst2/train.tsv there (the shared data folder); pass --data "
-                                "sample for a smoke run")
+        raise FileNotFoundError(f"--data {args.data}: no sst2/train.tsv there; pass a folder with "
+                                "tinyshakespeare.txt, multi30k/ and sst2/, or --data sample for a smoke run")
     started = time.perf_counter()
     documents = load_documents(args.data)
     if args.vocabulary:

@@ -21,8 +21,10 @@ import numpy as np
 
 from keras_paperzoo.reproductions import REPRODUCTIONS
 
-# The real datasets beside a checkout (never committed): $PAPERZOO_SHARED_DATA or ../shared/data.
-SHARED_FILES = {"cifar10": "cifar10-jpeg.zip", "mnist": "mnist.npz"}
+# The datasets found or downloaded by name (keras_paperzoo.data.sources: --data-dir, $PAPERZOO_DATA, the cache).
+DATASETS = ("mnist", "cifar10")
+TEXT_DATASETS = ("tiny_shakespeare", "multi30k", "sst2")  # the offline English corpus of bert and gpt1
+_DATA_DIR = {"value": None}  # --data-dir of the reproduction being run (set when its arguments are parsed)
 
 
 NET_LABELS = {"plain20_cifar": "plain-20", "plain56_cifar": "plain-56",
@@ -33,29 +35,39 @@ class UsageError(ValueError):
     """A bad argument of a reproduction: one line, no trace."""
 
 
-def shared_data_dir():
-    """$PAPERZOO_SHARED_DATA, else ../shared/data beside the working directory or beside this checkout."""
-    env = os.environ.get("PAPERZOO_SHARED_DATA")
-    if env:
-        return pathlib.Path(env)
-    candidates = [pathlib.Path.cwd().parent / "shared" / "data",
-                  pathlib.Path(__file__).resolve().parents[3] / "shared" / "data"]
-    return next((path for path in candidates if path.is_dir()), candidates[-1])
+def data_dir():
+    """The --data-dir of the reproduction being run (None: $PAPERZOO_DATA, the local copy, the cache)."""
+    return _DATA_DIR["value"]
 
 
-def dataset_source(dataset):
-    """What `load_dataset` reads for `dataset`: 'cifar10' / 'mnist' in the shared folder, else as given."""
-    if dataset in SHARED_FILES:
-        return str(shared_data_dir() / SHARED_FILES[dataset])
+def data_file(key, hint=None):
+    """The path of dataset `key` ("mnist", "tiny_shakespeare", "multi30k", ...), found or downloaded
+    (`keras_paperzoo.data.sources.locate`); one line naming the file and the folder when it cannot be."""
+    from keras_paperzoo.data.sources import locate
+
+    return locate(key, data_dir=data_dir(), hint=hint)
+
+
+def data_folder(keys, hint=None):
+    """One folder holding every dataset of `keys` (tinyshakespeare.txt, multi30k/, sst2/), found or downloaded."""
+    from keras_paperzoo.data.sources import locate_together
+
+    return locate_together(keys, data_dir=data_dir(), hint=hint)
+
+
+def dataset_source(dataset, hint="or pass --dataset digits for a smoke run"):
+    """What `load_dataset` reads for `dataset`: 'mnist' / 'cifar10' found or downloaded, else as given."""
+    if dataset in DATASETS:
+        return str(data_file(dataset, hint))
     return str(dataset)
 
 
 def require_dataset(dataset, hint="--dataset digits for a smoke run"):
-    """A dataset file that is not there: one line naming the path and what to pass instead."""
-    source = dataset_source(dataset)
+    """The file `dataset` names, found or downloaded; one line naming the file, the folder and what to pass instead."""
+    hint = f"or pass {hint}"
+    source = dataset_source(dataset, hint)
     if source.lower().endswith((".zip", ".npz")) and not pathlib.Path(source).exists():
-        raise FileNotFoundError(f"{dataset} is not at {source} (the shared data folder, $PAPERZOO_SHARED_DATA); "
-                                f"pass {hint}")
+        raise FileNotFoundError(f"--dataset {source} does not exist; {hint}")
     return source
 
 
@@ -70,12 +82,21 @@ class ArgumentParser:
             def error(self, message):
                 raise UsageError(message)
 
+            def parse_args(self, args=None, namespace=None):
+                parsed = super().parse_args(args, namespace)
+                _DATA_DIR["value"] = parsed.data_dir
+                return parsed
+
         parser = _Parser(description=description)
         parser.add_argument("--backend", default=os.environ.get("KERAS_BACKEND") or backend,
                             choices=("tensorflow", "jax", "torch"), help=f"Keras backend (default $KERAS_BACKEND or {backend})")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--output-dir", default=output_dir or str(pathlib.Path("runs") / "reproduce"))
         parser.add_argument("--verbose", type=int, default=2)
+        parser.add_argument("--data-dir", default=None,
+                            help="a folder with the datasets (mnist.npz, cifar10.npz, tinyshakespeare.txt, multi30k/, "
+                            "sst2/), looked in first and downloaded into (default $PAPERZOO_DATA, else "
+                            "~/.keras/datasets)")
         return parser
 
 
@@ -83,7 +104,8 @@ def cifar_arguments(description, train_images, epochs):
     """The flags the CIFAR classifier reproductions share (defaults = the budget actually run)."""
     parser = ArgumentParser(description)
     parser.add_argument("--dataset", default="cifar10",
-                        help="cifar10 (the shared folder), a .zip of class folders or .npz; 'digits' for a smoke test")
+                        help="cifar10 (found or downloaded, see --data-dir), a .zip of class folders or .npz; 'digits' "
+                        "for a smoke test")
     parser.add_argument("--train-images", type=int, default=train_images,
                         help="a seeded class-balanced subset of the training set (0: all)")
     parser.add_argument("--test-images", type=int, default=0, help="evaluate on this many test images (0: all)")
@@ -367,8 +389,49 @@ def device_description():
     return f"CPU: {os.cpu_count()} cores of {cpu} (load average {load}; {keras.backend.backend()})"
 
 
-def paper_vs_ours_table(rows):
-    lines = ["| | paper | ours |", "|---|---|---|"]
+# What our side's data is called beside a paper's number (other values: the file or folder name).
+DATA_NAMES = {"digits": "digits (scikit-learn's 8 x 8)", "mnist": "MNIST", "cifar10": "CIFAR-10",
+              "toy": "toy German-English template pairs", "sample": "built-in sample text"}
+
+
+def our_setting(reproduction, budget, argv):
+    """Our data and budget in words, written beside every paper number: "digits (scikit-learn's 8 x 8), smoke budget".
+
+    The data is the last --dataset / --data / --text of `argv`, else the module's default (`reproduction.data`).
+    """
+    from keras_paperzoo.reproductions import BUDGETS
+
+    data = reproduction.data
+    for flag in ("--dataset", "--data", "--text"):
+        values = _values(argv, flag)
+        if values:
+            data = DATA_NAMES.get(values[-1], pathlib.Path(values[-1]).name or values[-1])
+    return f"{data}, {budget} budget" if budget in BUDGETS else f"{data}, arguments as given"
+
+
+def label_metrics_files(output_dir, since, paper_setting, ours_setting):
+    """Put {"paper": ..., "ours": ...} settings first in each *_metrics.json written into `output_dir` since `since`
+    (time.time()): the paper's numbers in those files sit beside ours, on other data and budgets."""
+    labelled = []
+    for path in sorted(pathlib.Path(output_dir).glob("*_metrics.json")):
+        if path.stat().st_mtime < since:
+            continue
+        try:
+            metrics = json.loads(path.read_text())
+        except ValueError:
+            continue
+        if isinstance(metrics, dict):
+            metrics.pop("paper_vs_ours_settings", None)
+            write_json(path, {"paper_vs_ours_settings": {"paper": paper_setting, "ours": ours_setting}, **metrics})
+            labelled.append(path.name)
+    return labelled
+
+
+def paper_vs_ours_table(rows, paper_setting=None, ours_setting=None):
+    """The Markdown table of (quantity, paper, ours) rows; the column heads name each side's data and budget."""
+    paper = f"paper: {paper_setting}" if paper_setting else "paper"
+    ours = f"ours: {ours_setting}" if ours_setting else "ours"
+    lines = [f"| | {paper} | {ours} |", "|---|---|---|"]
     lines += [f"| {what} | {paper} | {ours} |" for what, paper, ours in rows]
     return "\n".join(lines)
 
@@ -379,6 +442,7 @@ def write_summary(reproduction, budget, argv, metrics, output_dir, seconds):
 
     output_dir = pathlib.Path(output_dir)
     rows = reproduction.load().paper_vs_ours(metrics)
+    paper_setting, ours_setting = reproduction.paper_setting, our_setting(reproduction, budget, argv)
     device = device_description()
     claims = metrics.get("claims") or {}
     results = sorted(p.name for p in output_dir.glob("*_results.md"))
@@ -387,7 +451,7 @@ def write_summary(reproduction, budget, argv, metrics, output_dir, seconds):
         "",
         f"Claim: {reproduction.claim}",
         "",
-        paper_vs_ours_table(rows),
+        paper_vs_ours_table(rows, paper_setting, ours_setting),
         "",
         f"Budget: `{budget}` (`{' '.join(argv)}`); backend {keras.backend.backend()}; device: {device}; "
         f"{seconds / 60:.1f} min in all.",
@@ -402,19 +466,30 @@ def write_summary(reproduction, budget, argv, metrics, output_dir, seconds):
     write_json(output_dir / f"reproduce_{reproduction.name}.json", {
         "paper": reproduction.paper, "claim": reproduction.claim, "budget": budget, "arguments": argv,
         "backend": keras.backend.backend(), "device": device, "seconds": round(seconds, 1),
-        "paper_vs_ours": [{"quantity": w, "paper": p, "ours": o} for w, p, o in rows],
+        "paper_setting": paper_setting, "ours_setting": ours_setting,
+        "paper_vs_ours": [{"quantity": w, "paper": p, "paper_setting": paper_setting, "ours": o,
+                           "ours_setting": ours_setting} for w, p, o in rows],
     })
     return text
+
+
+def require_packages(reproduction):
+    """Refuse, in one line naming the extra to install, a reproduction whose optional packages are missing."""
+    from keras_paperzoo.optional import require_extras
+
+    require_extras(reproduction.requires, f"paperzoo reproduce {reproduction.name}")
 
 
 def reproduce(name, budget, extra=(), output_dir=None, backend=None):
     """Run paper `name`'s reproduction at `budget` (plus `extra` arguments); print and write the summary."""
     reproduction = REPRODUCTIONS[name]
+    require_packages(reproduction)
     output_dir = str(output_dir or pathlib.Path("runs") / "reproduce" / f"{name}-{budget}")
     argv = reproduction.arguments(budget) + ["--output-dir", output_dir]
     argv += (["--backend", backend] if backend else []) + list(extra)
-    start = time.perf_counter()
+    start, since = time.perf_counter(), time.time() - 1
     metrics = reproduction.load().main(argv)
+    label_metrics_files(output_dir, since, reproduction.paper_setting, our_setting(reproduction, budget, argv))
     print()
     print(write_summary(reproduction, budget, argv, metrics, output_dir, time.perf_counter() - start))
     return metrics
@@ -424,24 +499,38 @@ def script(module, argv, results):
     """A thin entry point (`python applications/resnet_cifar.py ...`): the module with its arguments, output in
     `results` unless --output-dir is given; one line for a bad argument or a missing file."""
     name = next(n for n, r in REPRODUCTIONS.items() if r.module == module)
+    from keras_paperzoo.optional import MissingDependency
+
     try:
+        require_packages(REPRODUCTIONS[name])
         reproduce_module = importlib.import_module(f"keras_paperzoo.reproductions.{module}")
         argv = ["--output-dir", str(results), *argv]
-        start = time.perf_counter()
+        start, since = time.perf_counter(), time.time() - 1
         metrics = reproduce_module.main(argv)
+        label_metrics_files(_last(argv, "--output-dir"), since, REPRODUCTIONS[name].paper_setting,
+                            our_setting(REPRODUCTIONS[name], "as given", argv))
         print()
         print(write_summary(REPRODUCTIONS[name], "as given", argv, metrics, _last(argv, "--output-dir"),
                             time.perf_counter() - start))
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, MissingDependency) as error:
         print(f"{module}: error: {error}", file=sys.stderr)
         return 2
     return 0
 
 
+def _values(argv, flag):
+    """The values given to `flag` in `argv` ("--flag value" or "--flag=value"), in order."""
+    values = []
+    for i, a in enumerate(argv):
+        if a == flag and i + 1 < len(argv):
+            values.append(argv[i + 1])
+        elif a.startswith(flag + "="):
+            values.append(a.split("=", 1)[1])
+    return values
+
+
 def _last(argv, flag):
-    values = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
-    values += [a.split("=", 1)[1] for a in argv if a.startswith(flag + "=")]
-    return values[-1]
+    return _values(argv, flag)[-1]
 
 
 def train_variants(args, builders, metrics_file, paper, claims, **extra_budget):

@@ -1,6 +1,6 @@
 """DeepCluster's Figure 2a in small form: does the NMI between the clusters and the labels rise over training?
 
-    paperzoo reproduce deepcluster --budget cpu                   # MNIST from ../shared/data
+    paperzoo reproduce deepcluster --budget cpu                   # MNIST (found or downloaded)
     paperzoo reproduce deepcluster --budget smoke                 # the embedded digits, seconds
     paperzoo reproduce deepcluster --budget cpu --report-only     # redraw the table
 

@@ -1,6 +1,6 @@
 """GAN: Goodfellow et al. 2014, Figure 1 (a 1-D toy) and Table 1 (Parzen log-likelihood of MNIST, 225 +- 2).
 
-    paperzoo reproduce gan --budget cpu             # 40 epochs of MNIST (../shared/data/mnist.npz)
+    paperzoo reproduce gan --budget cpu             # 40 epochs of MNIST (found or downloaded)
     paperzoo reproduce gan --budget smoke           # seconds, on the embedded digits
 
 1. Figure 1: data x ~ N(1, 0.5^2); noise z ~ U(-sqrt 3, sqrt 3) (unit variance); small
@@ -97,7 +97,7 @@ def report(metrics):
 
 def main(argv=None):
     parser = common.ArgumentParser(__doc__.splitlines()[0], backend="jax")
-    parser.add_argument("--dataset", default="mnist", help="mnist (the shared folder), a .npz, or digits")
+    parser.add_argument("--dataset", default="mnist", help="mnist (found or downloaded: see --data-dir), a .npz, or digits")
     parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--steps-per-epoch", type=int, default=None, help="default: a full pass")
     parser.add_argument("--batch-size", type=int, default=None, help="default: the paper's 100")

@@ -72,9 +72,9 @@ RELATIONS = {"ball": ("the ball of {} is", ("red", "blue", "green", "yellow")),
 
 def parse_args(argv=None):
     parser = common.ArgumentParser(__doc__.split("\n")[0], backend="torch")
-    parser.add_argument("--data", default=str(common.shared_data_dir()),
-                        help="folder with tinyshakespeare.txt, multi30k/, sst2/; 'sample': the built-in corpus "
-                        "and sentiment sentences")
+    parser.add_argument("--data", default=None,
+                        help="folder with tinyshakespeare.txt, multi30k/, sst2/ (default: found or downloaded: see "
+                        "--data-dir); 'sample': the built-in corpus and sentiment sentences")
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
     parser.add_argument("--corpus", default="sst2", choices=("sst2", "all"),
                         help="(a) pre-training text: the SST-2 training sentences without labels, or all the "
@@ -176,6 +176,9 @@ def fit_tokens(texts, encode, length):
 # --- the runs --------------------------------------------------------------------------------
 def main(argv=None):
     args = parse_args(argv)
+    if args.data is None and "sst2" in args.parts_list:
+        keys = ("sst2",) if args.corpus == "sst2" else common.TEXT_DATASETS
+        args.data = str(common.data_folder(keys, "or pass --data sample for a smoke run, or --parts choice"))
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
     common.select_backend(args.backend)
@@ -188,8 +191,9 @@ def main(argv=None):
                "task alone (Table 5)", "parts": {}, "claims": {}}
     if "sst2" in args.parts_list:
         if args.data != "sample" and not (pathlib.Path(args.data) / "sst2" / "train.tsv").is_file():
-            raise FileNotFoundError(f"--data {args.data}: no sst2/train.tsv there (the shared data folder, "
-                                    "$PAPERZOO_SHARED_DATA); pass --data sample for a smoke run or --parts choice")
+            raise FileNotFoundError(f"--data {args.data}: no sst2/train.tsv there; pass a folder with sst2/ (and "
+                                    "for --corpus all tinyshakespeare.txt, multi30k/), --data sample for a smoke "
+                                    "run or --parts choice")
         metrics["parts"]["sst2"] = timed(sst2_part, args, output)
     if "choice" in args.parts_list:
         metrics["parts"]["choice"] = timed(choice_part, args, output)

@@ -39,7 +39,7 @@ PUBLISHED = {
     "validation_loss": 1.47,
     "source": "nanoGPT shakespeare_char (Karpathy): 6 x 384, context 256, dropout 0.2, batch 64, "
               "5,000 iterations, one GPU; 10.8M parameters",
-    "cpu_reference": "tiny CPU configurations reach about 1.9-2.0 in minutes (shared/data/README.md)",
+    "cpu_reference": "tiny CPU configurations reach about 1.9-2.0 in minutes (runs of this reproduction)",
 }
 
 
@@ -89,12 +89,15 @@ def report(metrics):
 
 def main(argv=None):
     parser = common.ArgumentParser(__doc__.splitlines()[0], backend="torch")
-    parser.add_argument("--text", default=os.environ.get("PAPERZOO_TINYSHAKESPEARE") or str(
-        common.shared_data_dir() / "tinyshakespeare.txt"), help="a text file; 'sample': the built-in sonnets")
+    parser.add_argument("--text", default=os.environ.get("PAPERZOO_TINYSHAKESPEARE"),
+                        help="a text file (default: tinyshakespeare.txt, found or downloaded: see --data-dir); "
+                        "'sample': the built-in sonnets")
     parser.add_argument("--preset", default="gpt_char_tiny")
     parser.add_argument("--updates", type=int, default=600)
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args(argv)
+    if args.text is None:
+        args.text = str(common.data_file("tiny_shakespeare", "or pass --text sample for a smoke run"))
     common.select_backend(args.backend)
     if args.text != "sample" and not pathlib.Path(args.text).is_file():
         raise FileNotFoundError(f"--text {args.text} does not exist: pass the path of tinyshakespeare.txt "

@@ -1,7 +1,7 @@
 """InstDisc's Figure 3 in small form: does the proximal term make the training loss oscillate less?
 
     paperzoo reproduce instdisc --budget cpu                  # the budget run below (digits)
-    paperzoo reproduce instdisc --budget cpu --dataset mnist  # the same on MNIST (../shared/data)
+    paperzoo reproduce instdisc --budget cpu --dataset mnist  # the same on MNIST (found or downloaded)
     paperzoo reproduce instdisc --budget cpu --report-only    # redraw the table
 
 The claim (Wu et al. 2018, Sec. 3.3 and Fig. 3): each image is its own class and is

@@ -291,7 +291,7 @@ def report(output, dataset):
 def main(argv=None):
     parser = common.ArgumentParser(__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="cifar10", choices=sorted(DATASETS),
-                        help="cifar10 / mnist (../shared/data), digits (embedded, smoke tests)")
+                        help="cifar10 / mnist (found or downloaded: see --data-dir), digits (embedded, smoke tests)")
     parser.add_argument("--momenta", default=None, help="comma-separated m values (default: cifar10 0.99, "
                                                          "mnist 0.999,0)")
     parser.add_argument("--train-images", type=int, default=None,

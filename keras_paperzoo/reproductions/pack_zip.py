@@ -1,6 +1,6 @@
 """Pack a zip of many small files (CIFAR-10's 60,000 JPEGs) into one .npz and back.
 
-    python -m keras_paperzoo.reproductions.pack_zip pack ../shared/data/cifar10-jpeg.zip .data/cifar10.npz   # 65 -> 56 MB
+    python -m keras_paperzoo.reproductions.pack_zip pack DATA/cifar10-jpeg.zip .data/cifar10.npz   # 65 -> 56 MB
     python -m keras_paperzoo.reproductions.pack_zip unpack .data/cifar10.npz /tmp/cifar10.zip                  # the same zip
 
 The zip's per-file headers cost 10 MB for CIFAR-10; without them the data fits beside the

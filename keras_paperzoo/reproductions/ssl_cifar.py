@@ -396,7 +396,7 @@ def report(output, dataset):
 def main(argv=None):
     parser = common.ArgumentParser(__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="mnist", choices=sorted(DATASETS),
-                        help="mnist / cifar10 (../shared/data), digits (embedded, smoke tests)")
+                        help="mnist / cifar10 (found or downloaded: see --data-dir), digits (embedded, smoke tests)")
     parser.add_argument("--runs", default=",".join(RUNS), help=f"comma-separated, of {', '.join(RUNS)}")
     parser.add_argument("--train-images", type=int, default=4000, help="a seeded class-balanced subset (0: all)")
     parser.add_argument("--test-images", type=int, default=2000, help="a class-balanced subset (0: all)")

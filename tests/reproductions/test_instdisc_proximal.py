@@ -56,9 +56,8 @@ def test_claims_compare_each_run_with_its_objectives_original(app):
         app.parse_runs("paper,proximal_99")
 
 
-def test_script_refuses_bad_runs_and_missing_data(tmp_path, app, monkeypatch):
+def test_script_refuses_bad_runs_and_missing_data(tmp_path, app, offline):
     with pytest.raises(common.UsageError, match="swav"):
         app.main(["--runs", "swav", "--output-dir", str(tmp_path)])
-    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path))  # no mnist.npz there
-    with pytest.raises(FileNotFoundError, match="mnist is not at"):
+    with pytest.raises(ValueError, match="MNIST was not found .*put mnist.npz"):
         app.main(["--dataset", "mnist", "--output-dir", str(tmp_path)])

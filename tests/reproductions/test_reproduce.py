@@ -8,6 +8,8 @@ run must also show (the assertions of the former applications/ script tests).
 """
 
 import json
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -23,14 +25,11 @@ PAPERS = ("gan", "alexnet", "vgg", "resnet", "vit", "transformer", "bert", "gpt"
           "gpt3", "igpt")
 # JAX compiles each trainer for tens of seconds and its leg is the suite's longest: mae, moco and bert (181-244 s
 # each on JAX under load) run on torch; so do beit and igpt (53 / 43 s on torch at load 7.5, 253 / 105 s on TF).
-# Issue 35: cmc and vgg (274 / 88 s on JAX at load 15) and three of ssl_cifar's papers moved to torch too; JAX and
-# TensorFlow keep the cheapest end-to-end runs (the GAN on JAX; on TensorFlow ssl_cifar's SimCLR, instdisc_proximal
-# and deepcluster_nmi), so that every leg still runs the reproduce command to its report.
 LEGS = {
-    "torch": ("alexnet", "vgg", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert", "swav", "densecl",
-              "beit", "igpt", "gpt1", "gpt3", "cmc", "byol", "invaspread", "cpc"),
-    "jax": ("gan",),
-    "tensorflow": ("simclr", "instdisc", "deepcluster"),
+    "torch": ("gan", "alexnet", "resnet", "vit", "transformer", "gpt", "mae", "moco", "bert", "swav", "densecl",
+              "beit", "igpt", "gpt1", "gpt3"),
+    "jax": ("vgg", "cmc"),
+    "tensorflow": ("simclr", "byol", "instdisc", "invaspread", "cpc", "deepcluster"),
 }
 LEG = {paper: leg for leg, papers in LEGS.items() for paper in papers}
 
@@ -66,11 +65,74 @@ def test_bad_requests_get_one_line(argv, message, capsys, tmp_path):
     assert err.startswith("paperzoo: error: ") and message in err and err.count("\n") == 1, err
 
 
-def test_a_missing_shared_dataset_is_one_line_naming_the_smoke_budget(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path / "absent"))
-    assert main(["reproduce", "moco", "--budget", "cpu", "--output-dir", str(tmp_path)]) == 2
+@pytest.mark.backend_free("jax")
+@pytest.mark.parametrize("paper, argv, named, folder, instead", [
+    ("gan", [], "MNIST", "", "--dataset digits"),
+    ("moco", [], "CIFAR-10", "", "--dataset digits"),
+    ("gpt", [], "Tiny Shakespeare", "", "--text sample"),
+    ("gpt1", [], "SST-2 (GLUE)", "sst2", "--data sample"),
+    ("gan", ["--data-dir", "DATA_DIR"], "MNIST", "", "--dataset digits"),
+])
+def test_offline_without_data_reproduce_says_which_file_to_put_where_before_training(
+        paper, argv, named, folder, instead, capsys, tmp_path, offline):
+    out, data_dir = tmp_path / "out", tmp_path / "my_data"
+    argv = [str(data_dir) if a == "DATA_DIR" else a for a in argv]
+    assert main(["reproduce", paper, "--output-dir", str(out), *argv]) == 2  # the cpu budget
     err = capsys.readouterr().err
-    assert "cifar10 is not at" in err and "--dataset digits" in err and err.count("\n") == 1
+    target = data_dir if argv else offline
+    assert err.count("\n") == 1 and err.startswith(f"paperzoo: error: {named} was not found and could not be "
+                                                   "downloaded (URLError"), err
+    assert f"into {target / folder if folder else target}{os.sep}," in err and instead in err
+    assert "shared" not in err and not (out.exists() and any(out.iterdir()))  # nothing trained, nothing written
+
+
+@pytest.mark.backend_free("jax")
+def test_the_paper_number_and_ours_are_labelled_with_their_data_and_budget(tmp_path):
+    from keras_paperzoo.reproductions import common
+
+    gan = REPRODUCTIONS["gan"]
+    argv = gan.arguments("smoke") + ["--output-dir", str(tmp_path)]
+    assert common.our_setting(gan, "smoke", argv) == "digits (scikit-learn's 8 x 8), smoke budget"
+    assert common.our_setting(gan, "cpu", gan.arguments("cpu")) == "MNIST, cpu budget"
+    assert common.our_setting(REPRODUCTIONS["gpt"], "cpu", []) == "Tiny Shakespeare, cpu budget"  # the default
+    assert common.our_setting(gan, "as given", ["--dataset=/x/fashion.npz"]) == "fashion.npz, arguments as given"
+    # The metrics file written by the run: the paper's 225 +- 2 beside our digits number, now labelled.
+    old, new = tmp_path / "old_metrics.json", tmp_path / "gan_metrics.json"
+    old.write_text("{}")
+    since = old.stat().st_mtime + 1e-3
+    os.utime(old, (since - 10, since - 10))
+    new.write_text(json.dumps({"paper": {"parzen_log_likelihood": 225}, "mnist": {"dataset": "digits",
+                                "parzen_log_likelihood": 384.0, "parzen_standard_error": 5.0}, "toy_1d": None}))
+    assert common.label_metrics_files(tmp_path, since - 5, gan.paper_setting, "digits, smoke budget") == [new.name]
+    metrics = json.loads(new.read_text())
+    assert list(metrics)[0] == "paper_vs_ours_settings" and json.loads(old.read_text()) == {}
+    assert metrics["paper_vs_ours_settings"] == {"paper": "MNIST, hundreds of epochs on a GPU (Table 1)",
+                                                 "ours": "digits, smoke budget"}
+    text = common.write_summary(gan, "smoke", argv, metrics, tmp_path, 60.0)
+    assert ("| | paper: MNIST, hundreds of epochs on a GPU (Table 1) | ours: digits (scikit-learn's 8 x 8), smoke "
+            "budget |") in text
+    assert "| Parzen log-likelihood, digits test (Table 1) | 225 +- 2 (MNIST) | 384 +- 5 |" in text
+    row = json.loads((tmp_path / "reproduce_gan.json").read_text())["paper_vs_ours"][0]
+    assert row == {"quantity": "Parzen log-likelihood, digits test (Table 1)", "paper": "225 +- 2 (MNIST)",
+                   "paper_setting": "MNIST, hundreds of epochs on a GPU (Table 1)", "ours": "384 +- 5",
+                   "ours_setting": "digits (scikit-learn's 8 x 8), smoke budget"}
+
+
+@pytest.mark.backend_free("jax")
+@pytest.mark.parametrize("paper, module, install", [
+    ("transformer", "sacrebleu", 'pip install -e ".['),  # the text extra (with tf where TensorFlow is absent too)
+    ("gpt", "keras_hub", 'pip install --no-deps "keras-hub>=0.32"'),
+])
+def test_a_reproduction_whose_extra_is_missing_refuses_in_one_line_before_training(paper, module, install, capsys,
+                                                                                   tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, module, None)  # not installed
+    out = tmp_path / "out"
+    assert main(["reproduce", paper, "--budget", "smoke", "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"paperzoo: error: paperzoo reproduce {paper} needs "), err
+    assert module.replace("_", "-") in err and install in err and not out.exists()
+    if module == "sacrebleu":
+        assert "text]" in err
 
 
 # --- what each paper's smoke run must show beyond the common checks ------------------------------
@@ -340,17 +402,12 @@ METRICS = {"gan": "gan_metrics.json", "alexnet": "alexnet_cifar_metrics.json", "
            **{paper: "ssl_digits_metrics.json" for paper in ("simclr", "byol", "swav", "invaspread", "cpc", "cmc")}}
 
 
-SMOKE_RUN_IS_SLOW = pytest.mark.slow(reason="a paper's whole smoke budget end to end: its trainings (up to eight "
-                                            "nets or runs), evaluations and report, 20-90 s")
-
-
 # The reproductions that run TensorFlow on any backend: WordPiece and tf.data (bert), tf.data batches (transformer).
 NEEDS_TENSORFLOW = ("bert", "transformer")
 
 
 @pytest.mark.parametrize("paper", [
-    pytest.param(p, marks=[pytest.mark.one_leg(LEG[p]), SMOKE_RUN_IS_SLOW]
-                 + [pytest.mark.needs_tensorflow] * (p in NEEDS_TENSORFLOW))
+    pytest.param(p, marks=[pytest.mark.one_leg(LEG[p])] + [pytest.mark.needs_tensorflow] * (p in NEEDS_TENSORFLOW))
     for p in PAPERS])
 def test_smoke_budget_runs_and_reports_the_paper_beside_ours(paper, tmp_path, capsys):
     out = tmp_path / paper
@@ -362,7 +419,10 @@ def test_smoke_budget_runs_and_reports_the_paper_beside_ours(paper, tmp_path, ca
     assert summary["budget"] == "smoke" and summary["backend"] == keras.backend.backend() and summary["device"]
     assert summary["paper_vs_ours"] and all(row["paper"] and row["ours"] for row in summary["paper_vs_ours"])
     markdown = (out / f"reproduce_{paper}.md").read_text(encoding="utf-8")
-    assert markdown in printed and "| | paper | ours |" in markdown and "Budget: `smoke`" in markdown
+    assert markdown in printed and "Budget: `smoke`" in markdown
+    assert summary["ours_setting"].endswith(", smoke budget") and summary["paper_setting"]  # labelled sides
+    assert f"| | paper: {summary['paper_setting']} | ours: {summary['ours_setting']} |" in markdown
+    assert metrics["paper_vs_ours_settings"] == {"paper": summary["paper_setting"], "ours": summary["ours_setting"]}
     for row in summary["paper_vs_ours"]:  # the paper's number printed beside ours
         assert f"| {row['quantity']} | {row['paper']} | {row['ours']} |" in printed
     CHECKS[paper](out, metrics)

@@ -53,11 +53,10 @@ def test_vit_table_puts_the_resnet_rows_of_the_same_folder_beside_its_own():
     assert "ViT (class token)" in table and "ResNet-20 (resnet_cifar.py)" in table
 
 
-def test_scripts_refuse_a_missing_dataset_and_unknown_nets(tmp_path, monkeypatch):
-    with pytest.raises(FileNotFoundError, match="is not at"):
+def test_scripts_refuse_a_missing_dataset_and_unknown_nets(tmp_path, offline):
+    with pytest.raises(FileNotFoundError, match="absent.zip does not exist"):
         resnet_cifar.main(["--dataset", str(tmp_path / "absent.zip"), "--output-dir", str(tmp_path)])
-    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path))  # no cifar10-jpeg.zip there
-    with pytest.raises(FileNotFoundError, match="cifar10 is not at .*--dataset digits"):
+    with pytest.raises(ValueError, match="CIFAR-10 was not found .*put cifar10.npz .*--dataset digits"):
         resnet_cifar.main(["--output-dir", str(tmp_path)])
     with pytest.raises(common.UsageError):
         resnet_cifar.main(["--nets", "resnet18", "--output-dir", str(tmp_path)])

@@ -59,9 +59,8 @@ def test_claims_use_two_standard_errors(ssl_cifar):
         ssl_cifar.parse_runs("byol,dino")
 
 
-def test_script_refuses_bad_runs_and_missing_data(tmp_path, ssl_cifar, monkeypatch):
+def test_script_refuses_bad_runs_and_missing_data(tmp_path, ssl_cifar, offline):
     with pytest.raises(common.UsageError, match="dino"):
         ssl_cifar.main(["--dataset", "digits", "--runs", "dino", "--output-dir", str(tmp_path)])
-    monkeypatch.setenv("PAPERZOO_SHARED_DATA", str(tmp_path))  # no mnist.npz there
-    with pytest.raises(FileNotFoundError, match="mnist is not at"):
+    with pytest.raises(ValueError, match="MNIST was not found .*put mnist.npz"):
         ssl_cifar.main(["--dataset", "mnist", "--output-dir", str(tmp_path)])
