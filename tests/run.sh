@@ -39,18 +39,23 @@ echo "installed in $((SECONDS - start)) s"
 
 export TF_CPP_MIN_LOG_LEVEL=3 PYTHONWARNINGS=ignore
 failed=()
+times=()
+# Each leg prints its 25 slowest tests, and fails when a test passed over $PAPERZOO_SLOW_LIMIT_S (60) seconds
+# without @pytest.mark.slow(reason=...) (tests/conftest.py lists them under "tests over the time limit").
 leg() {  # leg NAME BACKEND PYTHON [PYTEST ARGUMENTS]
-    local name=$1 backend=$2 python=$3
+    local name=$1 backend=$2 python=$3 leg_start=$SECONDS
     shift 3
     echo "=== $name ==="
     KERAS_BACKEND=$backend "$python" -m pytest tests -q -p no:cacheprovider -n "${PAPERZOO_TEST_WORKERS:-2}" \
-        --timeout 900 --durations 15 -o console_output_style=classic "$@" || failed+=("$name")
+        --timeout 900 --durations 25 -o console_output_style=classic "$@" || failed+=("$name")
+    times+=("$((SECONDS - leg_start)) s  $name")
 }
 for backend in jax torch; do
     leg "KERAS_BACKEND=$backend, no TensorFlow installed" "$backend" "$notf/bin/python"
     leg "KERAS_BACKEND=$backend, the tests that need TensorFlow" "$backend" "$venv/bin/python" -m needs_tensorflow
 done
 leg "KERAS_BACKEND=tensorflow" tensorflow "$venv/bin/python"
+printf 'leg: %s\n' "${times[@]}"
 echo "suite took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "FAILED on: ${failed[*]}"

@@ -9,6 +9,12 @@ every leg affordable (issue 18). `PAPERZOO_EXAMPLE_GROUPS` sets the number of gr
 so that the two test workers share them); `PAPERZOO_EXAMPLES=a,b` runs only those. The examples
 that run TensorFlow whatever the backend (`NEEDS_TENSORFLOW`: keras-hub's WordPiece, tf.data
 translation batches) are one more group, marked `needs_tensorflow` (tests/conftest.py).
+
+Which leg runs which (`legs_of`, issue 35): the torch leg runs every example; of the two compiling
+backends, JAX runs every other example and TensorFlow the rest, so that each example runs on two
+backends, one of them compiled (an example is end-to-end plumbing around trainers that every leg
+tests on its own; compiling each example's trainer cost tens of seconds per example on JAX and
+TensorFlow). `PAPERZOO_TEST_ALL_RECIPES=1` runs every example on every leg.
 """
 
 import json
@@ -30,10 +36,25 @@ GROUPS = int(os.environ.get("PAPERZOO_EXAMPLE_GROUPS", "3"))
 NEEDS_TENSORFLOW = ("bert_sample_text", "transformer_toy_translation")
 
 
-def _selected(needs_tensorflow=False):
+def legs_of(path):
+    """The backends whose legs run this example: torch, and JAX or TensorFlow in turn (by its place in examples/)."""
+    compiled = ("jax", "tensorflow")[SMOKE_EXAMPLES.index(path) % 2]
+    return ("torch", compiled)
+
+
+def _selected(needs_tensorflow=False, backend=None):
     only = [name for name in os.environ.get("PAPERZOO_EXAMPLES", "").split(",") if name]
+    every_leg = backend is None or os.environ.get("PAPERZOO_TEST_ALL_RECIPES") or only
     return [p for p in SMOKE_EXAMPLES
-            if (not only or p.stem in only) and (p.stem in NEEDS_TENSORFLOW) == needs_tensorflow]
+            if (not only or p.stem in only) and (p.stem in NEEDS_TENSORFLOW) == needs_tensorflow
+            and (every_leg or backend in legs_of(p))]
+
+
+@pytest.mark.backend_free("torch")
+def test_each_example_runs_on_torch_and_on_one_compiling_backend():
+    assert set(_selected(backend="torch")) == set(_selected())
+    jax, tensorflow = set(_selected(backend="jax")), set(_selected(backend="tensorflow"))
+    assert not jax & tensorflow and jax | tensorflow == set(_selected()) and abs(len(jax) - len(tensorflow)) <= 1
 
 
 def test_the_examples_that_need_tensorflow_exist():
@@ -46,12 +67,16 @@ def test_every_example_has_the_smoke_switch():
     assert not missing, f"examples without the {SWITCH} switch run only at full size: {missing}"
 
 
+@pytest.mark.slow(reason="a child process running a third of the examples one after another, each training its "
+                         "trainer at smoke size: 60-200 s")
 @pytest.mark.parametrize("group", [*range(GROUPS), pytest.param("tf", marks=pytest.mark.needs_tensorflow)],
                          ids=lambda g: f"group{g}")
 def test_examples_run_at_smoke_size(group, tmp_path):
-    paths = _selected(needs_tensorflow=True) if group == "tf" else _selected()[group::GROUPS]
+    backend = keras.backend.backend()
+    paths = (_selected(needs_tensorflow=True, backend=backend) if group == "tf"
+             else _selected(backend=backend)[group::GROUPS])
     if not paths:
-        pytest.skip("no example in this group")
+        pytest.skip(f"no example in this group on the {backend} leg")
     env = {**os.environ, SWITCH: "1", "KERAS_BACKEND": keras.backend.backend(), "TF_CPP_MIN_LOG_LEVEL": "3",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(EXAMPLES.parent), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "tests.examples_child", str(tmp_path), *map(str, paths)],

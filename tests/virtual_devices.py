@@ -12,6 +12,8 @@ import pathlib
 import subprocess
 import sys
 
+from tests.conftest import with_fast_xla_flags
+
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 JAX_ONLY = ("multi-device test: keras.distribution.DataParallel over virtual CPU devices "
             "(XLA_FLAGS=--xla_force_host_platform_device_count) is JAX-only")
@@ -20,7 +22,7 @@ JAX_ONLY = ("multi-device test: keras.distribution.DataParallel over virtual CPU
 def measure_on_devices(module, *args, devices=4, timeout=600):
     """`python -m module *args` on `devices` virtual CPU devices (JAX); its RESULTS JSON."""
     env = dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3",
-               XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+               XLA_FLAGS=with_fast_xla_flags(f"--xla_force_host_platform_device_count={devices}"),
                PYTHONPATH=os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]))
     run = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO_ROOT, env=env,
                          capture_output=True, text=True, timeout=timeout)

@@ -20,13 +20,14 @@ import keras
 
 from keras_paperzoo.recipes import common
 from keras_paperzoo.recipes.common import RecipeError
+from tests.conftest import with_fast_xla_flags
 from tests.recipes.test_kill_and_resume import DRIVER, ENV, KILL_AT, differences
 from tests.recipes.tiny_runs import make_tiny_data
 
 BACKEND = keras.backend.backend()
 DEVICES = 4
-FOUR_DEVICES = {**ENV, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu",
-                "XLA_FLAGS": f"--xla_force_host_platform_device_count={DEVICES} --xla_cpu_multi_thread_eigen=false"}
+FOUR_DEVICES = {**ENV, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "XLA_FLAGS": with_fast_xla_flags(
+    f"--xla_force_host_platform_device_count={DEVICES} --xla_cpu_multi_thread_eigen=false")}
 on_jax = pytest.mark.skipif(BACKEND != "jax", reason="keras.distribution is JAX-only (the other legs check the refusal)")
 
 
@@ -55,6 +56,7 @@ def _moco(dataset, *extra):
 
 
 @on_jax
+@pytest.mark.slow(reason="MoCo's recipe on one and on four devices, killed and resumed, in child processes")
 def test_a_data_parallel_recipe_matches_one_device_and_resumes_bit_identical(odd_images, tmp_path):
     reference, broken, single = tmp_path / "reference", tmp_path / "broken", tmp_path / "single"
     killed = _child(["-c", DRIVER, str(reference), str(broken), KILL_AT, *_moco(odd_images, "--data-parallel")],

@@ -67,6 +67,7 @@ def test_the_halves_hold_every_trainer():
     assert sorted(name for half in HALVES for name in half) == sorted(TRAINERS)
 
 
+@pytest.mark.slow(reason="ten trainers compiled on one and on four devices in a child process: 2-4 minutes")
 @pytest.mark.parametrize("names", HALVES, ids=("half1", "half2"))
 def test_every_trainer_on_four_devices_gives_the_losses_and_state_of_one(names):
     measured = _measured(names)

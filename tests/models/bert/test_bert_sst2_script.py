@@ -34,7 +34,7 @@ def _tiny(data, seeds="0,1"):
 
 
 @pytest.mark.one_leg("torch")
-@pytest.mark.slow  # a pre-training and four fine-tunings: about a minute on a quiet CPU
+@pytest.mark.slow(reason="a pre-training and four fine-tunings: about a minute on a quiet CPU")
 def test_bert_sst2_tiny_budget(tmp_path):
     _fake_shared_data(tmp_path / "data")
     module = bert_sst2
@@ -87,7 +87,7 @@ def test_bert_sst2_tiny_budget(tmp_path):
     assert not unpaired["paired"] and unpaired["two_se"] == pytest.approx(bound, abs=0.01)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="a pre-training, two arms fine-tuned apart and merged, and a further pre-training")
 @pytest.mark.one_leg("torch")
 def test_bert_sst2_arms_apart_merged_and_pretrained_further(tmp_path):
     _fake_shared_data(tmp_path / "data")

@@ -176,7 +176,7 @@ def test_resnet1202_parameter_count_from_the_config():
     assert cifar_trainable(200) == pytest.approx(19.4e6, rel=0.02)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="builds the largest CIFAR ResNets; run only with $PAPERZOO_SLOW=1")
 @pytest.mark.skipif(
     not os.environ.get("PAPERZOO_SLOW"), reason="10-30 s build; set PAPERZOO_SLOW=1 to run"
 )

@@ -27,6 +27,7 @@ def tokenizer():
 
 
 @pytest.mark.needs_tensorflow
+@pytest.mark.backend_free("tensorflow")  # tf.data and NumPy whatever the backend
 def test_pairs_are_teacher_forced_and_batches_bucketed(tokenizer):
     de, en = toy_translation_corpus(70, seed=1)
     encoder, decoder, labels = encode_pairs(tokenizer, de, en, max_length=12)
