@@ -92,6 +92,82 @@ def _export(fmt="saved_model", **kwargs):
     return run
 
 
+def _tiny_gpt():
+    from keras_paperzoo.models import GPTBackbone, GPTCausalLM
+
+    backbone = GPTBackbone(vocabulary_size=11, num_layers=1, hidden_dim=8, num_heads=2, intermediate_dim=16,
+                           max_sequence_length=6)
+    lm = GPTCausalLM(backbone)
+    lm.compile(optimizer="adam")
+    return lm
+
+
+def _tiny_classifier():
+    from keras_paperzoo.models import ImageClassifier
+
+    inputs = keras.Input((4, 4, 1))
+    backbone = keras.Model(inputs, keras.layers.Flatten()(inputs))
+    model = ImageClassifier(backbone, num_classes=10)
+    model.compile(optimizer="sgd")
+    return model
+
+
+def _fit(build, x, y=None, **kw):
+    """fit(x, y) on the model `build()` returns: each row must be refused before any training."""
+    def run(f):
+        return build().fit(x, y, epochs=1, verbose=0, **kw)
+
+    return run
+
+
+def _ssl(name, **kw):
+    def build():
+        model = _imported("keras_paperzoo.models", name).from_preset(f"{name.lower()}_tiny", **kw)
+        model.compile(batch_size=2)
+        return model
+
+    return build
+
+
+class _OneImageBatches(keras.utils.PyDataset):
+    """Batches of one image that `fit` cannot read up front: the step itself must refuse them."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        return (np.zeros((1, 16, 16, 3), "float32"),)
+
+
+def _poisoned_dense():
+    inputs = keras.Input((3,), name="x")
+    model = keras.Model(inputs, keras.layers.Dense(2, name="dense")(inputs))
+    model.layers[-1].kernel.assign(np.full((3, 2), np.inf, "float32"))
+    return model
+
+
+def _save_non_finite(f):
+    import argparse
+
+    from keras_paperzoo.recipes import common
+
+    values = dict(dataset="digits", epochs=1, steps_per_epoch=1, batch_size=2, seed=0, resume=False, verbose=0,
+                  output_dir=f["tmp"] + "/non_finite_run")
+    run = common.start_run(argparse.Namespace(**values), "toy")
+    try:
+        return run.save_model(_poisoned_dense(), "model.keras")
+    finally:
+        assert not (run.output_dir / "model.keras").exists()
+
+
+def _text_ids(vocabulary, rows=4, length=5, at=None, value=None):
+    """(rows, length) token ids in [0, vocabulary), with `value` (default: the vocabulary size) at `at`."""
+    ids = np.random.default_rng(0).integers(0, vocabulary, (rows, length)).astype("int32")
+    if at is not None:
+        ids[at] = vocabulary if value is None else value
+    return ids
+
+
 def _translator_litert(f):
     from keras_paperzoo.export.translator import export_translator
     from keras_paperzoo.models.transformer.transformer_translator import TransformerTranslator
@@ -165,6 +241,46 @@ API = [
     Case("output folder is a file", _start_run(output_dir="{afile}", resume=False), ValueError, "is a file"),
     Case("resume with another batch size", _start_run(batch_size=20), ValueError, "--batch-size 20"),
     Case("resume with another seed", _start_run(seed=9), ValueError, "--seed 9"),
+    # Issue 35: weights checked before saving; the smallest batch of each SSL trainer; fit's input checks.
+    Case("non-finite weights saved as final", _save_non_finite, ValueError,
+         "1 of 2 weight arrays are NaN or infinite (the first: dense/kernel)"),
+    Case("SimCLR batch of 1", _fit(_ssl("SimCLR", image_shape=(16, 16, 3)), np.zeros((4, 16, 16, 3), "float32"),
+                                   batch_size=1), ValueError, "SimCLR: batch size 1 is too small"),
+    Case("SimCLR last batch of 1", _fit(_ssl("SimCLR", image_shape=(16, 16, 3)), np.zeros((5, 16, 16, 3), "float32"),
+                                        batch_size=4), ValueError, "leave a last batch of 1"),
+    Case("BYOL batch of 1", _fit(_ssl("BYOL", image_shape=(16, 16, 3)), np.zeros((4, 16, 16, 3), "float32"),
+                                 batch_size=1), ValueError, "BYOL: batch size 1 is too small"),
+    Case("SwAV batch of 1", _fit(_ssl("SwAV", image_shape=(16, 16, 3)), np.zeros((4, 16, 16, 3), "float32"),
+                                 batch_size=1), ValueError, "SwAV: batch size 1 is too small"),
+    Case("InvaSpread batch of 1", _fit(_ssl("InvaSpread", image_shape=(16, 16, 3)),
+                                       np.zeros((4, 16, 16, 3), "float32"), batch_size=1), ValueError,
+         "InvaSpread: batch size 1 is too small"),
+    Case("MoCo batch of 1", lambda f: _imported("keras_paperzoo.models", "MoCo").check_batch_size(1), ValueError,
+         "MoCo: batch size 1 is too small"),
+    Case("a batch of 1 that fit cannot read up front", _fit(_ssl("SimCLR", image_shape=(16, 16, 3)),
+                                                            _OneImageBatches()), ValueError,
+         "SimCLR got a batch of 1; its batches need at least 2 (NT-Xent's negatives"),
+    Case("class id equal to num_classes", _fit(_tiny_classifier, np.zeros((4, 4, 4, 1), "float32"),
+                                               np.array([0, 1, 10, 2]), batch_size=2), ValueError,
+         "y has label 10 at (2,); class ids must be integers in [0, 10)"),
+    Case("class id -1", _fit(_tiny_classifier, np.zeros((4, 4, 4, 1), "float32"), np.array([0, -1, 3, 2])),
+         ValueError, "y has label -1 at (1,)"),
+    Case("NaN image given to fit", _fit(_tiny_classifier, _nan_images()[:4], np.array([0, 1, 2, 3])), ValueError,
+         "x has 1 non-finite value (nan at (3, 1, 2, 0))"),
+    Case("infinite image given to fit", _fit(_tiny_classifier, np.full((4, 4, 4, 1), np.inf, "float32"),
+                                             np.array([0, 1, 2, 3])), ValueError, "(inf at (0, 0, 0, 0))"),
+    Case("NaN image given to a self-supervised fit", _fit(_ssl("SimCLR", image_shape=(4, 4, 1)), _nan_images()),
+         ValueError, "x has 1 non-finite value (nan at (3, 1, 2, 0))"),
+    Case("GPT target id equal to the vocabulary size", _fit(_tiny_gpt, _text_ids(11), _text_ids(11, at=(2, 3))),
+         ValueError, "y has id 11 at (2, 3); ids must be in [0, 11)"),
+    Case("GPT token id -1", _fit(_tiny_gpt, _text_ids(11, at=(1, 2), value=-1), _text_ids(11)), ValueError,
+         "x has id -1 at (1, 2)"),
+    Case("GPT sequence longer than its context", _fit(_tiny_gpt, _text_ids(11, length=7), _text_ids(11, length=7)),
+         ValueError, "x has sequences of 7 tokens; at most 6"),
+    Case("GPT prompt id -1", lambda f: _tiny_gpt().generate([[1, -1]], max_length=4), ValueError,
+         "prompt 0 has id -1 at (1,)"),
+    Case("GPT prompt id equal to the vocabulary size", lambda f: _tiny_gpt().generate([[1, 2], [11]], max_length=4),
+         ValueError, "prompt 1 has id 11 at (0,)"),
     # Issue 35 items 4 and 6: every model's image_shape checked (Trainer.from_preset); the task readers name the file.
     Case("GAN image shape 28.5", _preset("keras_paperzoo.models", "GAN", "gan_mnist", image_shape=(28.5, 28, 1)),
          ValueError, "got (28.5, 28, 1)"),
@@ -211,6 +327,9 @@ CLI = [
     Case("CPC grid that does not fit the image", ["train", "cpc", "--image-size", "17"], 2,
          "image height 17 does not fit 4-pixel patches at stride 2"),
     Case("InstDisc batch larger than the bank", ["train", "instdisc", "--batch-size", "4000"], 2, "--batch-size 4000"),
+    Case("SimCLR batch of 1", ["train", "simclr", "--batch-size", "1"], 2,
+         "--batch-size 1: SimCLR: batch size 1 is too small; its batches need at least 2 (NT-Xent's negatives"),
+    Case("BYOL batch of 1", ["train", "byol", "--batch-size", "1"], 2, "BYOL: batch size 1 is too small"),
     Case("stray label 5000 in .npz", ["train", "resnet-cifar", "--dataset", "{stray_npz}"], 2, "Label 5000"),
     Case("negative label in .npz", ["train", "resnet-cifar", "--dataset", "{negative_npz}"], 2, "label -1"),
     Case("empty .npz", ["train", "gan", "--dataset", "{empty_npz}"], 2, "has no images"),

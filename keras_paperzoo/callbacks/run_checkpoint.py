@@ -43,6 +43,7 @@ import numpy as np
 
 import keras
 
+from keras_paperzoo.callbacks.non_finite import non_finite_weights
 from keras_paperzoo.checksums import sha256_file, state_checksum
 
 STATE_FILE = "state.json"
@@ -298,8 +299,8 @@ class RunCheckpoint(keras.callbacks.Callback):
                 self.history.setdefault(name, []).append(_number(value))
             except (TypeError, ValueError):
                 continue
-        if not _finite_losses(logs):
-            return  # a diverged epoch is not worth resuming from
+        if not _finite_losses(logs) or non_finite_weights(self.model):
+            return  # a diverged epoch (its loss or its weights) is not worth resuming from: the last good one stays
         self.save(epoch + 1)
 
     def save(self, epoch):

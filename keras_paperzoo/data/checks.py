@@ -178,3 +178,130 @@ def check_token_ids(ids, vocabulary_size, name="token_ids"):
             f"[0, {vocabulary_size}), the vocabulary's size"
         )
     return ids
+
+
+def _first(bad, array):
+    """(value, index) of the first True of `bad` in `array`."""
+    import numpy as np
+
+    where = np.unravel_index(np.argmax(bad), array.shape)
+    return array[where].item(), tuple(int(i) for i in where)
+
+
+def check_finite(array, name="x"):
+    """Return `array` when it holds no NaN or infinity, else a `DatasetError` naming the first and where it is.
+
+    A NaN or infinite pixel, feature or target trains every weight it reaches to NaN.
+    One pass of `min` and `max` (NaN and infinity propagate to them), so it is cheap
+    enough to run on every array given to `fit`; integer arrays pass untouched.
+
+    Example:
+        >>> import numpy as np
+        >>> try:
+        ...     check_finite(np.array([[0.0, 1.0], [np.inf, 2.0]]), "images")
+        ... except DatasetError as err:
+        ...     print(err)
+        images has 1 non-finite value (inf at (1, 0)); inputs must be finite numbers
+    """
+    import numpy as np
+
+    array = np.asarray(array)
+    if array.size == 0 or not np.issubdtype(array.dtype, np.floating):
+        return array
+    if np.isfinite(array.min()) and np.isfinite(array.max()):
+        return array
+    bad = ~np.isfinite(array)
+    value, where = _first(bad, array)
+    count = int(bad.sum())
+    raise DatasetError(f"{name} has {count} non-finite value{'s' if count > 1 else ''} ({value} at {where}); "
+                       "inputs must be finite numbers")
+
+
+def check_labels_in_range(labels, num_classes, name="y", owner="the classifier"):
+    """Return `labels` when they are integer class ids in [0, num_classes), else a `DatasetError` naming the first
+    that is not (out-of-range labels train silently on JAX and fail deep in the graph elsewhere).
+
+    Example:
+        >>> import numpy as np
+        >>> try:
+        ...     check_labels_in_range(np.array([0, 9, 10]), 10)
+        ... except DatasetError as err:
+        ...     print(err)
+        y has label 10 at (2,); class ids must be integers in [0, 10), the classifier's num_classes
+    """
+    import numpy as np
+
+    array = np.asarray(labels)
+    if array.size == 0:
+        return labels
+    if not np.issubdtype(array.dtype, np.integer):
+        if not np.issubdtype(array.dtype, np.floating):
+            raise DatasetError(f"{name} has dtype {array.dtype}; class ids must be integers in [0, {num_classes})")
+        check_finite(array, name)
+        if not np.array_equal(array, np.round(array)):
+            bad = array != np.round(array)
+            value, where = _first(bad, array)
+            raise DatasetError(f"{name} has label {value} at {where}; class ids must be integers in "
+                               f"[0, {num_classes})")
+    low, high = array.min(), array.max()
+    if low < 0 or high >= num_classes:
+        bad = (array < 0) | (array >= num_classes)
+        value, where = _first(bad, array)
+        value = int(value) if float(value).is_integer() else value
+        raise DatasetError(f"{name} has label {value} at {where}; class ids must be integers in [0, {num_classes}), "
+                           f"{owner}'s num_classes")
+    return labels
+
+
+def check_sequence_length(ids, max_length, name="token_ids", owner="the backbone"):
+    """Return `ids` (B, T) when T <= max_length, else a `DatasetError` naming T and the limit (a longer sequence
+    has no position embedding: a backend-specific slice error deep in the graph).
+
+    Example:
+        >>> import numpy as np
+        >>> try:
+        ...     check_sequence_length(np.zeros((2, 9), "int32"), 8)
+        ... except DatasetError as err:
+        ...     print(err)
+        token_ids has sequences of 9 tokens; at most 8, the backbone's max_sequence_length
+    """
+    import numpy as np
+
+    shape = np.shape(ids)
+    if len(shape) >= 2 and shape[1] > max_length:
+        raise DatasetError(f"{name} has sequences of {shape[1]} tokens; at most {max_length}, {owner}'s "
+                           "max_sequence_length")
+    return ids
+
+
+def check_batching(examples, batch_size, minimum, owner, rule, drop_remainder=False):
+    """Refuse a batch size, or a last batch, smaller than a trainer's `minimum` (one line naming both and `rule`).
+
+    Args:
+        examples: N, the number of training examples (None: only `batch_size` is checked).
+        batch_size: the batch size `fit` will use.
+        minimum: the smallest batch the objective is defined on.
+        owner: the trainer's name; rule: why (e.g. "NT-Xent's negatives are the batch's other images").
+        drop_remainder: the last partial batch is dropped (`EpochShuffledBatches`' default).
+
+    Example:
+        >>> try:
+        ...     check_batching(10, 3, 2, "SimCLR", "its negatives are the batch's other images")
+        ... except DatasetError as err:
+        ...     print(err)
+        SimCLR: 10 examples in batches of 3 leave a last batch of 1; its batches need at least 2 (its negatives are \
+the batch's other images): drop the last batch (EpochShuffledBatches(drop_remainder=True)) or pick a batch size \
+that leaves none or at least 2
+    """
+    if batch_size is not None and batch_size < minimum:
+        raise DatasetError(f"{owner}: batch size {batch_size} is too small; its batches need at least {minimum} "
+                           f"({rule})")
+    if examples is None or batch_size is None:
+        return
+    last = 0 if drop_remainder and examples >= batch_size else examples % batch_size
+    if 0 < last < minimum:
+        raise DatasetError(
+            f"{owner}: {examples} examples in batches of {batch_size} leave a last batch of {last}; its batches need "
+            f"at least {minimum} ({rule}): drop the last batch (EpochShuffledBatches(drop_remainder=True)) or pick a "
+            f"batch size that leaves none or at least {minimum}"
+        )

@@ -3,7 +3,9 @@
 import copy
 
 import keras
+import numpy as np
 
+from keras_paperzoo.data.checks import check_labels_in_range
 from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from keras_paperzoo.training.schedules import StepDecay, WarmupCosineDecay
@@ -157,6 +159,15 @@ class ImageClassifier(Trainer, keras.Model):
         self.num_classes = num_classes
         self.dropout = dropout
         self.activation = activation
+
+    # --- the data boundary ------------------------------------------------------------------
+    def check_inputs(self, x, y, batch_size=None, examples=None, drop_remainder=False):
+        """Class ids in [0, num_classes) (one-hot / smoothed targets: finite, checked by `fit`)."""
+        if y is None or not isinstance(y, np.ndarray):
+            return
+        if np.issubdtype(y.dtype, np.floating) and y.ndim >= 2 and y.shape[-1] == self.num_classes > 1:
+            return  # one-hot rows
+        check_labels_in_range(y, self.num_classes, "y", "the ImageClassifier's")
 
     # --- compile with the paper's recipe ------------------------------------------------
     def paper_optimizer(self, steps_per_epoch=None, epochs=None, fine_tune=False, warmup_steps=0):

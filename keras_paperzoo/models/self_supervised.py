@@ -15,6 +15,17 @@ On top of `Trainer` (config, presets, the paper's `compile()`):
   "online linear evaluation"). The stop-gradient keeps the representation the
   objective's alone; the probe is updated by the trainer's optimizer.
 
+- the smallest batch (`min_batch_size`, why: `batch_rule`): `fit` refuses a batch size,
+  or NumPy data whose last batch, below it, and the step refuses such a batch at
+  trace time on JAX and TensorFlow (the batch dimension is static there) and at every
+  step on PyTorch (eager): a batch of one gives SimCLR no negative (loss 0, accuracy 1)
+  and BYOL's batch-normalised projector one constant output. 2 where the objective
+  compares an image with the batch's others (SimCLR, InvaSpread), spreads the batch
+  over prototypes (SwAV's Sinkhorn) or batch-normalises pooled (B, D) vectors (SimCLR's,
+  BYOL's and SwAV's heads) or shuffles batch norm (MoCo, DenseCL); 1 where the
+  negatives come from elsewhere and batch norm sees feature maps only (InstDisc's and
+  CMC's memory banks, CPC's other positions, DeepCluster's pseudo-labels).
+
 A trainer built on it calls `_setup(backbone, augmentation, num_classes, seed)` in
 its constructor, implements `default_augmentation(image_size)`, and reads as its
 paper's algorithm box in `call` / `compute_loss`.
@@ -23,8 +34,10 @@ paper's algorithm box in `call` / `compute_loss`.
 import keras
 from keras import ops
 
+from keras_paperzoo.data.checks import check_batching
 from keras_paperzoo.data.indexed import IMAGES
 from keras_paperzoo.models.trainer import Trainer
+from keras_paperzoo.training.batch_guard import check_batch_dimension, tensorflow_batch_errors
 
 _COUNT = {2: "two", 3: "three"}
 
@@ -43,6 +56,9 @@ class SelfSupervisedTrainer(Trainer):
     """Mix-in base of the self-supervised trainers (see the module docstring)."""
 
     fixed_loss = True
+    # The smallest batch the objective is defined on, and why (see the module docstring).
+    min_batch_size = 2
+    batch_rule = "batch normalisation of its projections needs the statistics of at least two images"
 
     def _setup(self, backbone, augmentation, num_classes, seed):
         check_backbone(type(self).__name__, backbone)
@@ -59,6 +75,36 @@ class SelfSupervisedTrainer(Trainer):
             self.probe = keras.layers.Dense(num_classes, name="online_probe")
             self.probe.build((None, int(backbone.output_shape[-1])))  # h's width; built before fit traces
             self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
+
+    # --- the smallest batch -------------------------------------------------------------
+    @classmethod
+    def check_batch_size(cls, batch_size, examples=None, drop_remainder=False):
+        """Refuse a batch size (or, given N `examples`, a last batch) below `min_batch_size`, naming `batch_rule`."""
+        check_batching(examples, batch_size, cls.min_batch_size, cls.__name__, cls.batch_rule, drop_remainder)
+
+    def check_inputs(self, x, y, batch_size=None, examples=None, drop_remainder=False):
+        self.check_batch_size(batch_size, examples, drop_remainder)
+
+    def fit(self, *args, **kwargs):
+        with tensorflow_batch_errors():  # a batch too small in TensorFlow's graph: the same one line
+            return super().fit(*args, **kwargs)
+
+    def train_step(self, *args):
+        """Keras's step (`args`: (data,), or (state, data) on JAX), after refusing a batch below `min_batch_size`.
+
+        The batch dimension is known when the step is traced (JAX, TensorFlow with a
+        static batch) or run (PyTorch), so the check costs nothing per step there; see
+        `keras_paperzoo.training.batch_guard` for TensorFlow's unknown batch dimension.
+        """
+        leaves = [leaf for leaf in keras.tree.flatten(args[-1]) if len(getattr(leaf, "shape", ())) > 0]
+        if leaves:
+            check_batch_dimension(leaves[0], self.min_batch_size, self._refuse_batch)
+        return super().train_step(*args)
+
+    def _refuse_batch(self, batch):
+        name = type(self).__name__
+        got = "a smaller batch" if batch is None else f"a batch of {batch}"
+        raise ValueError(f"{name} got {got}; its batches need at least {self.min_batch_size} ({self.batch_rule})")
 
     # --- augmentation and views ---------------------------------------------------
     def default_augmentation(self, image_size, **arguments):

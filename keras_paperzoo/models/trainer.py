@@ -18,6 +18,13 @@ every trainer needs the same four things, written once here:
   SwAV's prototype freeze) reads `steps_per_epoch` / `epochs` there.
 - `compile_from_config()`: what was saved, not the paper's defaults.
 - `from_preset(name, **overrides)` over one preset schema (`PRESET_SCHEMA`).
+- `fit()` checks the NumPy data it is given once, before training (`check_fit_data`):
+  every float array finite, and what the trainer adds in `check_inputs` (class ids
+  in range, token ids in the vocabulary, sequence lengths, the smallest batch), with
+  one message naming the value and the rule. Inside the compiled step the same
+  mistakes train silently on JAX (an out-of-range id is clamped) or fail deep in the
+  graph elsewhere. A `tf.data.Dataset`, a generator or another `PyDataset` cannot be
+  read up front and is not checked.
 
 `Trainer` is a mix-in placed before the Keras model class, so that functional
 trainers (`ImageClassifier`, `GPTCausalLM`) and subclassed ones (`MoCo`) share it:
@@ -51,7 +58,11 @@ trainer.compile(batch_size=64)        # the paper's SGD at lr 0.025
 import copy
 import inspect
 
+import numpy as np
+
 import keras
+
+from keras_paperzoo.data.checks import check_finite
 
 from keras_paperzoo.training.compile_state import restore_compile
 
@@ -161,6 +172,40 @@ class Trainer:
     def compile_from_config(self, config):
         restore_compile(self, config)  # what was saved, not compile()'s paper defaults
 
+    # --- the data boundary ----------------------------------------------------------------
+    def fit(self, x=None, y=None, *args, **kwargs):
+        """`keras.Model.fit`, after `check_fit_data` (see the module docstring)."""
+        batch_size = args[0] if args else kwargs.get("batch_size")
+        self.check_fit_data(x, y, batch_size)
+        return super().fit(x, y, *args, **kwargs)
+
+    def check_fit_data(self, x, y=None, batch_size=None):
+        """Check the data `fit` got, once: NumPy arrays (a dict or tuple of them) or `EpochShuffledBatches`.
+
+        Every float array must be finite (`check_finite`), then `check_inputs(x, y,
+        batch_size, examples, drop_remainder)` applies the trainer's own rules. The cost is
+        one vectorised pass over each array (min and max), once per `fit` call, not per
+        step. Other data (`tf.data`, generators, tensors, other `PyDataset`s) cannot be read
+        up front and is left to the step.
+        """
+        arrays = numpy_data(x, y, batch_size)
+        if arrays is None:
+            return
+        x, y, batch_size, examples, drop_remainder, checked = arrays
+        if not checked:  # EpochShuffledBatches checks its x itself
+            for name, value in _named_leaves(x, "x"):
+                check_finite(value, name)
+        for name, value in _named_leaves(y, "y"):
+            check_finite(value, name)
+        self.check_inputs(x, y, batch_size=batch_size, examples=examples, drop_remainder=drop_remainder)
+
+    def check_inputs(self, x, y, batch_size=None, examples=None, drop_remainder=False):
+        """The trainer's own rules for NumPy `x` and `y` (None when absent); raise a ValueError naming the value.
+
+        `batch_size`: the batch `fit` will use, `examples`: N, `drop_remainder`: whether the
+        last partial batch is dropped. Nothing by default.
+        """
+
     # --- config -----------------------------------------------------------------------
     def get_config(self):
         """The constructor's arguments, read from the attributes of the same names."""
@@ -261,6 +306,61 @@ class Trainer:
         else:
             backbone = backbone_class(**arguments)
         return {cls.backbone_argument: backbone}
+
+
+def numpy_data(x, y=None, batch_size=None):
+    """(x, y, batch_size, examples, drop_remainder, x_checked) of NumPy data given to `fit`, or None for other data.
+
+    `EpochShuffledBatches` (and its subclasses) give their arrays; Keras's default batch
+    for arrays is 32.
+    """
+    from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+
+    if isinstance(x, keras.utils.PyDataset):
+        if not isinstance(x, EpochShuffledBatches):
+            return None
+        batches = x
+        if type(batches).__getitem__ is EpochShuffledBatches.__getitem__:  # rows of x (and y) as they are
+            x, y = (x.x if _is_numpy(x.x) else None), (x.y if _is_numpy(x.y) else None)
+        elif isinstance(getattr(x, "ids", None), np.ndarray) and getattr(x, "sequence_length", None):
+            x, y = _windows(x.ids, x.sequence_length), None  # RandomWindows: every token, in windows of T
+        else:
+            return None
+        return x, y, batches.batch_size, batches.size, batches.drop_remainder, True
+    if not _is_numpy(x) or x is None:
+        return None
+    leaves = [v for _, v in _named_leaves(x, "x")]
+    examples = len(leaves[0]) if leaves and np.ndim(leaves[0]) else None
+    return x, y if _is_numpy(y) else None, batch_size or 32, examples, False, False
+
+
+def _windows(ids, length):
+    """(rows, length) windows of a token sequence covering every token (the last one overlapping)."""
+    rows = ids[: len(ids) // length * length].reshape(-1, length)
+    return np.concatenate([rows, ids[None, -length:]]) if len(ids) % length else rows
+
+
+def _is_numpy(value):
+    """A NumPy array, or a dict / list / tuple of them (None counts as nothing to check)."""
+    if value is None or isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, dict):
+        return all(_is_numpy(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(isinstance(v, np.ndarray) or isinstance(v, (dict, list, tuple)) and _is_numpy(v)
+                                   for v in value)
+    return False
+
+
+def _named_leaves(value, name):
+    """[(name, array)] of NumPy `value`: x, x['images'], x[0], ..."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [leaf for key, v in value.items() for leaf in _named_leaves(v, f"{name}[{key!r}]")]
+    if isinstance(value, (list, tuple)):
+        return [leaf for i, v in enumerate(value) for leaf in _named_leaves(v, f"{name}[{i}]")]
+    return [(name, value)]
 
 
 def _argument_names(function):

@@ -47,7 +47,7 @@ import time
 import keras
 import numpy as np
 
-from keras_paperzoo.callbacks.non_finite import StopOnNonFinite
+from keras_paperzoo.callbacks.non_finite import StopOnNonFinite, check_finite_weights
 from keras_paperzoo.callbacks.tensorboard import TensorBoardLogs
 from keras_paperzoo.callbacks.run_checkpoint import (
     CheckpointError,
@@ -184,8 +184,13 @@ class Run:
         return history
 
     def save_model(self, model, filename):
-        """`model.save` into the output folder, atomically; returns the path."""
+        """`model.save` into the output folder, atomically; returns the path. A model with NaN or infinite
+        weights is refused (one line naming how many arrays and the first), never written."""
         path = self.output_dir / filename
+        try:
+            check_finite_weights(model, filename)
+        except ValueError as error:
+            raise RecipeError(f"training diverged: {error}; try a smaller learning rate or another --seed.") from None
         partial = path.with_name(f".{path.stem}.partial.keras")
         model.save(partial)
         fsync_path(partial)

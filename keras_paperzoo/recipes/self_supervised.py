@@ -171,6 +171,10 @@ def pretrain(args, pretraining, extra_callbacks=()):
     if preset not in pretraining.presets:
         raise RecipeError(f"--preset {preset!r} is not one of the {pretraining.trainer.__name__} presets; known: "
                           f"{', '.join(sorted(pretraining.presets))}")
+    try:  # before the data is read: a batch too small for the objective (SimCLR's negatives, BYOL's batch norm)
+        pretraining.trainer.check_batch_size(args.batch_size or pretraining.default_batch_size)
+    except ValueError as error:
+        raise RecipeError(f"--batch-size {args.batch_size}: {error}") from None
     dataset = args.dataset or "digits"
     x_train, y_train, x_test, y_test = load_images(dataset, args.image_size or pretraining.image_size(preset))
     batch_size = args.batch_size or pretraining.default_batch_size

@@ -84,6 +84,8 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = "the projector and predictor batch-normalise over the batch: one image's projection is a constant"
     backbone_class = ResNetBackbone
     presets = BYOL_PRESETS
 

@@ -118,6 +118,8 @@ class CMC(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = 'its negatives come from the memory banks'
     backbone_class = ResNetBackbone
     presets = CMC_PRESETS
     argument_attributes = {"loss": "objective"}

@@ -128,6 +128,8 @@ class CPC(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = "its negatives include the image's other positions"
     backbone_class = CPCResNet
     presets = CPC_PRESETS
 

@@ -111,6 +111,8 @@ class DeepCluster(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = 'each image is classified by its own pseudo-label'
     backbone_class = ResNetBackbone
     presets = DEEPCLUSTER_PRESETS
 

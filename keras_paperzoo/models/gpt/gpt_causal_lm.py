@@ -7,6 +7,7 @@ from keras import ops
 
 import keras_hub
 
+from keras_paperzoo.data.checks import check_sequence_length, check_token_ids
 from keras_paperzoo.models.gpt.gpt_backbone import GPTBackbone
 from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.schedules import LinearRamp, WarmupCosineDecay
@@ -132,6 +133,17 @@ class GPTCausalLM(Trainer, keras.Model):
         self.sampler = keras_hub.samplers.get(sampler) if isinstance(sampler, (str, dict)) else sampler
         self.generate_function = None
 
+    def check_inputs(self, x, y, batch_size=None, examples=None, drop_remainder=False):
+        """Token ids of x and y in [0, vocabulary_size), sequences at most max_sequence_length (`Trainer.fit`).
+
+        On JAX an id out of range is clamped by the embedding and a target equal to the
+        vocabulary size gives loss 0; -1 reads the last row everywhere.
+        """
+        for name, ids in (("x", x), ("y", y)):
+            if isinstance(ids, np.ndarray):
+                check_token_ids(ids, self.backbone.vocabulary_size, name)
+                check_sequence_length(ids, self.backbone.max_sequence_length, name, "the GPT backbone's")
+
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """The compiled loss; token cross-entropy is taken on (B T, V) logits, the same mean.
 
@@ -217,7 +229,10 @@ class GPTCausalLM(Trainer, keras.Model):
             rows = _to_list(prompts)
         lengths = [len(r) for r in rows]
         if not rows or min(lengths) < 1 or max(lengths) >= max_length:
-            raise ValueError(f"Every prompt needs 1 to {max_length - 1} tokens (max_length {max_length}); got lengths {lengths}.")
+            raise ValueError(f"Every prompt needs 1 to {max_length - 1} tokens (max_length {max_length}); "
+                             f"got lengths {lengths}.")
+        for i, row in enumerate(rows):
+            check_token_ids(np.asarray(row), self.backbone.vocabulary_size, f"prompt {i}")
         token_ids = np.zeros((len(rows), max_length), dtype="int32")
         mask = np.zeros((len(rows), max_length), dtype=bool)
         for i, row in enumerate(rows):

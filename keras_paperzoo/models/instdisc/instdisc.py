@@ -136,6 +136,8 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = 'its negatives come from the memory bank'
     backbone_class = ResNetBackbone
     presets = INSTDISC_PRESETS
     argument_attributes = {"loss": "objective"}

@@ -98,6 +98,8 @@ class InvaSpread(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = "its negatives are the batch's other images"
     backbone_class = ResNetBackbone
     presets = INVASPREAD_PRESETS
 

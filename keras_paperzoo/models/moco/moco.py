@@ -121,6 +121,8 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = "shuffling BN (Sec. 3.3) normalises each key over other images than its query's"
     backbone_class = ResNetBackbone
     presets = MOCO_PRESETS
 

@@ -78,6 +78,8 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = "NT-Xent's negatives are the batch's other images, 2(N-1) per view"
     backbone_class = ResNetBackbone
     presets = SIMCLR_PRESETS
 

@@ -116,6 +116,9 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
+    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
+    batch_rule = ("the Sinkhorn codes spread the batch equally over the prototypes, and the projector "
+                  "batch-normalises over the batch")
     backbone_class = ResNetBackbone
     presets = SWAV_PRESETS
 

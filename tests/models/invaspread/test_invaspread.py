@@ -200,5 +200,6 @@ def test_bad_input_names_the_value_and_rule():
         model(view_a, training=True)
     fresh = _invaspread(augmentation=None)
     fresh.compile(optimizer=keras.optimizers.SGD(0.1))
-    with pytest.raises(ValueError, match=r"batch of N >= 2 images .*negatives.*; got N = 1"):
+    with pytest.raises(ValueError, match=r"InvaSpread: batch size 1 is too small; its batches need at least 2 \(its "
+                                         r"negatives are the batch's other images\)"):
         fresh.fit((view_a[:1], view_b[:1]), batch_size=1, verbose=0)
