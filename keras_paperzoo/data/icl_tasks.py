@@ -15,6 +15,13 @@ With `num_choices`, each example also gets "choices" (the answer and distinct ra
 strings of the same length, in random order) and the target becomes the answer's index:
 a multiple-choice task (`FewShotTask(..., choices="choices")`).
 
+Rule episodes (`rule_episodes`, `rule_training_rows`; GPT-3's reproduction) test in-context
+learning without leaving the answer in the prompt: an episode draws a rule parameter (a
+Caesar shift s of a letter, "shift"; an offset c of both digits of a number, "digits"), its
+shots are solved pairs of that rule, and its questions are other inputs, whose choices are
+the question under other parameters and never a shot's output. `copy_and_exclude` is the
+retrieval baseline that such tasks hold at chance.
+
 Example:
 
 ```python
@@ -89,3 +96,124 @@ def icl_task_examples(kind, num_examples, seed=0, length=3, alphabet="abcdef", n
             example["target"] = int(np.argmax(order == 0))  # the answer's index
         examples.append(example)
     return examples
+
+
+# --- rule episodes: the answer follows a rule the shots show, never a pair they contain -------------
+LETTERS, DIGITS = string.ascii_lowercase, string.digits
+RULE_VOCABULARY = "\n" + LETTERS + DIGITS  # token ids: "\n" 0, letter i -> 1 + i, digit d -> 27 + d
+RULE_FAMILIES = {"shift": tuple(range(26)), "digits": tuple(range(10))}  # each family's rule parameters
+HELD_OUT_SHIFTS = (2, 7, 12, 17, 22)  # Caesar shifts never trained on (the "shift, held out" evaluation)
+
+
+def apply_rule(family, text, parameter):
+    """The rule of `family` with `parameter` on `text`.
+
+    "shift": a Caesar shift of letters, x -> x + s mod 26 ("c" with s = 3 -> "f");
+    "digits": an offset on every digit, d -> d + c mod 10 ("37" with c = 5 -> "82").
+    """
+    if family == "shift":
+        return "".join(LETTERS[(LETTERS.index(ch) + parameter) % 26] for ch in text)
+    if family == "digits":
+        return "".join(DIGITS[(int(ch) + parameter) % 10] for ch in text)
+    raise ValueError(f"family {family!r} is not a rule family; choose one of {tuple(RULE_FAMILIES)}.")
+
+
+def rule_inputs(family):
+    """Every input of `family`: the 26 letters ("shift") or the 100 two-digit strings "00".."99" ("digits")."""
+    if family == "shift":
+        return list(LETTERS)
+    if family == "digits":
+        return [f"{n:02d}" for n in range(100)]
+    raise ValueError(f"family {family!r} is not a rule family; choose one of {tuple(RULE_FAMILIES)}.")
+
+
+def rule_training_rows(rows, rng, families, length=48):
+    """Token ids (rows, length) of training text: each row one episode, lines "input output\\n" without spaces.
+
+    A row draws its family (`families`: {name: (probability, parameters)}), one rule parameter
+    from that family's parameters, and distinct inputs, so no input repeats within a row: a
+    value is predictable only through the rule, which the earlier lines of the row show. Ids
+    as `RULE_VOCABULARY`; lines run on to the row's end (the last may be cut).
+    """
+    names = list(families)
+    p = np.asarray([families[n][0] for n in names], "float64")
+    family = rng.choice(len(names), size=rows, p=p / p.sum())
+    out = np.zeros((rows, length), "int32")
+    for f, name in enumerate(names):
+        chosen = np.flatnonzero(family == f)
+        if not len(chosen):
+            continue
+        parameters = np.asarray(families[name][1])
+        offset = parameters[rng.integers(0, len(parameters), len(chosen))][:, None]  # (n, 1)
+        if name == "shift":
+            lines = -(-length // 3)
+            inputs = np.argsort(rng.random((len(chosen), 26)), axis=-1)[:, :lines]  # distinct letters
+            tokens = np.stack([inputs + 1, (inputs + offset) % 26 + 1, np.zeros_like(inputs)], -1)
+        else:
+            lines = -(-length // 5)
+            inputs = np.argsort(rng.random((len(chosen), 100)), axis=-1)[:, :lines]  # distinct numbers
+            tens, units = inputs // 10, inputs % 10
+            tokens = np.stack([tens + 27, units + 27, (tens + offset) % 10 + 27, (units + offset) % 10 + 27,
+                               np.zeros_like(inputs)], -1)
+        out[chosen] = tokens.reshape(len(chosen), -1)[:, :length]
+    return out
+
+
+def rule_episodes(rng, family, parameters, episodes, queries, pool=8, choices=4, first_task=0):
+    """(shots, questions): example dicts of `episodes` episodes of `family`, each with a parameter from `parameters`.
+
+    An episode draws its rule parameter, `pool` distinct inputs whose solved pairs are the
+    shots, and `queries` questions on other inputs: a question's input is never a shot's.
+    Its choices are the answer and `choices - 1` distractors, the question under other
+    parameters of `parameters` (the family's output space), none equal to any shot's
+    output, so no choice can be read off the shots. Each dict: "context" (the input),
+    "target" (the answer), "choices", "task" (episode index, from `first_task`),
+    "family", "parameter", "role" ("shot" or "query").
+    """
+    if len(parameters) < choices:
+        raise ValueError(f"family {family!r}: {len(parameters)} parameters give fewer than {choices} choices.")
+    inputs = rule_inputs(family)
+    if pool + queries > len(inputs):
+        raise ValueError(f"family {family!r}: pool={pool} + queries={queries} inputs, more than its {len(inputs)}.")
+    shots, questions = [], []
+    for e in range(episodes):
+        parameter = parameters[rng.integers(len(parameters))]
+        others = [q for q in parameters if q != parameter]
+        for _ in range(1000):
+            drawn = [inputs[i] for i in rng.permutation(len(inputs))[: pool + queries]]
+            seen = {apply_rule(family, x, parameter) for x in drawn[:pool]}
+            options = [[q for q in others if apply_rule(family, x, q) not in seen] for x in drawn[pool:]]
+            if all(len(o) >= choices - 1 for o in options):
+                break
+        else:  # pragma: no cover - a few dozen letters always leave room
+            raise ValueError(f"family {family!r}: no {choices} choices avoid the outputs of {pool} shots.")
+
+        def example(x, role, distractors):
+            answer = apply_rule(family, x, parameter)
+            texts = [answer] + [apply_rule(family, x, q) for q in distractors]
+            return {"context": x, "target": answer, "choices": [texts[j] for j in rng.permutation(len(texts))],
+                    "task": first_task + e, "family": family, "parameter": int(parameter), "role": role}
+
+        for x in drawn[:pool]:
+            shots.append(example(x, "shot", rng.choice(others, choices - 1, replace=False)))
+        for x, o in zip(drawn[pool:], options):
+            questions.append(example(x, "query", rng.choice(o, choices - 1, replace=False)))
+    return shots, questions
+
+
+def copy_and_exclude(task, shots, seed=1234, anywhere=False):
+    """Per question: did "pick a choice that the K shots show as an output, else one at random" get it right?
+
+    The retrieval baseline (`FewShotTask` `task`, its `draw_shots`): a model that copies from
+    the prompt without inferring the rule. With `anywhere`, a choice shown anywhere in the
+    shots (as an input or an output) counts. On rule episodes it is at chance.
+    """
+    rng = np.random.default_rng(seed)
+    correct = []
+    for index, example in enumerate(task.evaluation):
+        shown = [task.train[j] for j in task.draw_shots(index, shots, seed)]
+        seen = {task.target_text(s) for s in shown} | ({str(s[task.context_field]) for s in shown} if anywhere else set())
+        options = task.choices_of(example)
+        candidates = [i for i, c in enumerate(options) if c in seen] or list(range(len(options)))
+        correct.append(int(rng.choice(candidates)) == task.target_index(example))
+    return correct

@@ -280,17 +280,18 @@ REPRODUCTIONS = {
            "merges need more text)."),
     "gpt3": Reproduction(
         "gpt3", "Brown et al. 2020, Language Models are Few-Shot Learners (GPT-3)",
-        "Fig. 1.2: in-context learning: accuracy on held-out tasks rises with the number of shots K in the prompt, "
-        "while a random-initialised model and a unigram baseline stay flat.",
+        "Fig. 1.2: in-context learning: accuracy rises with the number of shots K in the prompt, on questions "
+        "whose answer is not in the prompt, while a random-initialised model and a unigram baseline stay flat.",
         "gpt3_icl", {
-            "smoke": ("--updates", "8", "--width", "16", "--heads", "2", "--tasks", "2", "--queries", "4",
-                      "--chunks", "1", "--scoring", "rows"),
+            "smoke": ("--seeds", "1", "--updates", "8", "--width", "16", "--heads", "2", "--tasks", "1", "--queries",
+                      "4", "--chunks", "1", "--scoring", "rows"),
             "cpu": (),
             "gpu": ("--updates", "20000", "--width", "128", "--batch-size", "64", "--tasks", "250"),
             "paper": ("--updates", "100000", "--layers", "4", "--width", "256", "--heads", "8", "--batch-size", "128",
-                      "--alphabet-size", "26", "--tasks", "500", "--queries", "8"),
-        }, "Synthetic held-out tasks (random letter maps, Caesar shifts) stand in for the paper's benchmarks; cpu: "
-           "2 x 64 GPT, 6,000 updates of batch 32 (JAX); gpu / paper: written-down schedules, not run."),
+                      "--tasks", "500", "--queries", "8"),
+        }, "Synthetic rule episodes (Caesar shifts of letters, offsets of digits; the question's input never among "
+           "the shots) stand in for the paper's benchmarks; cpu: 2 x 64 GPT, 3 seeds (JAX); gpu / paper: "
+           "written-down schedules, not run."),
     "igpt": Reproduction(
         "igpt", "Chen et al. 2020, Generative Pretraining from Pixels (iGPT)",
         "Fig. 3: the linear probe on averaged layer-normed features peaks in the middle of the network, not at "

@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 
 from keras_paperzoo.data.icl_tasks import icl_task_examples
@@ -68,3 +69,16 @@ def test_multiple_choice_variant_and_jsonl_round_trip(tmp_path):
 def test_bad_arguments_name_the_value_and_the_rule(arguments, message):
     with pytest.raises(ValueError, match=message):
         icl_task_examples(**arguments)
+
+
+def test_rules_and_their_bad_arguments():
+    from keras_paperzoo.data.icl_tasks import apply_rule, rule_episodes
+
+    assert apply_rule("shift", "c", 3) == "f" and apply_rule("shift", "y", 3) == "b"
+    assert apply_rule("digits", "37", 5) == "82" and apply_rule("digits", "90", 1) == "01"
+    with pytest.raises(ValueError, match="family 'reverse' is not a rule family"):
+        apply_rule("reverse", "ab", 1)
+    with pytest.raises(ValueError, match="3 parameters give fewer than 4 choices"):
+        rule_episodes(np.random.default_rng(0), "shift", (1, 2, 3), 1, 1)
+    with pytest.raises(ValueError, match="pool=20 \\+ queries=7 inputs, more than its 26"):
+        rule_episodes(np.random.default_rng(0), "shift", tuple(range(26)), 1, 7, pool=20)
