@@ -98,6 +98,7 @@ def run(args):
     import keras
     import numpy as np
 
+    from keras_paperzoo.export import child
     from keras_paperzoo.export import exporters
     from keras_paperzoo.export import verify
 
@@ -126,12 +127,12 @@ def run(args):
                                       sample_inputs=sample, tolerance=args.tolerance,
                                       overwrite=args.overwrite)
     # Same as export_model, keeping the artifact's raw outputs for the caller.
-    tolerance = exporters._check_tolerance(args.tolerance)
+    tolerance = child.check_tolerance(args.tolerance)
     layout = verify.input_layout(model)
     arrays = (verify.make_sample_inputs(layout) if sample is None
               else verify.normalize_sample_inputs(layout, sample))
-    path = exporters._prepare_path(args.out_path, args.format, args.overwrite)
-    exporters._write_artifact(model, path, args.format, layout)
+    path = child.prepare_path(args.out_path, args.format, args.overwrite)
+    exporters.write_artifact(model, path, args.format, layout)
     artifact = verify.run_artifact(path, args.format, layout, arrays)
     np.savez(args.save_outputs, **artifact)
     diff = verify.max_abs_diff(verify.keras_outputs(model, layout, arrays), artifact)

@@ -28,63 +28,20 @@ result = export_model(model, "/tmp/clf.tflite", format="litert", overwrite=True)
 ```
 """
 
-import dataclasses
-import json
 import math
 import os
-import shutil
-import subprocess
-import sys
 import tempfile
 import warnings
 
 import numpy as np
 
 from keras_paperzoo.checksums import check_keras_file
+from keras_paperzoo.export import child
 from keras_paperzoo.export import verify
+from keras_paperzoo.export.child import DEFAULT_TOLERANCE
+from keras_paperzoo.export.child import ExportResult
 from keras_paperzoo.export.verify import FORMATS
-from keras_paperzoo.optional import require_installed, require_tensorflow
-
-DEFAULT_TOLERANCE = 1e-4
-
-# Exit codes of `python -m keras_paperzoo.export`.
-EXIT_OK = 0
-EXIT_OVER_TOLERANCE = 1
-EXIT_ERROR = 2
-
-
-@dataclasses.dataclass(frozen=True)
-class ExportResult:
-    """What `export_model` wrote and how closely it reproduces the Keras model.
-
-    Attributes:
-        path: absolute path of the SavedModel directory or `.tflite` file.
-        format: `"saved_model"` or `"litert"`.
-        max_abs_diff: largest |Keras - artifact| over all outputs on the sample batch
-            (`inf` if the outputs' number or shapes differ).
-        tolerance: the threshold `ok` is judged against.
-    """
-
-    path: str
-    format: str
-    max_abs_diff: float
-    tolerance: float = DEFAULT_TOLERANCE
-
-    @property
-    def ok(self):
-        """True when `max_abs_diff <= tolerance` (False for NaN)."""
-        return bool(self.max_abs_diff <= self.tolerance)
-
-    def to_dict(self):
-        """Plain dict (JSON-ready) with path, format, max_abs_diff, tolerance and ok."""
-        return {
-            "path": self.path,
-            "format": self.format,
-            "max_abs_diff": self.max_abs_diff,
-            "tolerance": self.tolerance,
-            "ok": self.ok,
-        }
-
+from keras_paperzoo.optional import require_tensorflow
 
 # ---------------------------------------------------------------------------
 # Argument checks (cheap, done before any export work or child process)
@@ -96,58 +53,6 @@ def _check_format(format):
         raise ValueError(
             f"format must be one of {', '.join(repr(f) for f in FORMATS)}; got {format!r}"
         )
-
-
-def _check_tolerance(tolerance):
-    try:
-        value = float(tolerance)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if math.isnan(value) or value < 0:
-        raise ValueError(f"tolerance must be a number >= 0; got {tolerance!r}")
-    return value
-
-
-def _prepare_path(path, format, overwrite):
-    """Validate the output path for `format`, then clear what is there. Returns abs path."""
-    path = _check_path_only(path, format, overwrite)
-    if os.path.lexists(path):
-        is_dir = os.path.isdir(path) and not os.path.islink(path)
-        if not is_dir:
-            os.remove(path)
-        elif format == "litert" or os.listdir(path):
-            shutil.rmtree(path)
-    parent = os.path.dirname(path)
-    if parent:
-        os.makedirs(parent, exist_ok=True)
-    return path
-
-
-def _check_path_only(path, format, overwrite):
-    """Like `_prepare_path` but never deletes anything (used before a child process)."""
-    path = os.path.abspath(os.fspath(path))
-    if format == "litert" and not path.endswith(".tflite"):
-        raise ValueError(f"path for format='litert' must end with '.tflite'; got {path!r}")
-    if os.path.lexists(path) and not overwrite:
-        is_dir = os.path.isdir(path) and not os.path.islink(path)
-        empty = (not os.listdir(path)) if is_dir else os.lstat(path).st_size == 0
-        if format == "litert" and is_dir:
-            raise ValueError(
-                f"path {path!r} is a directory; format='litert' writes a single "
-                ".tflite file (pass overwrite=True to replace the directory)."
-            )
-        if not empty:
-            raise ValueError(
-                f"output path {path!r} already exists and is not empty; choose a new "
-                "path or pass overwrite=True to replace it."
-            )
-    return path
-
-
-def _backend():
-    import keras
-
-    return keras.backend.backend()
 
 
 # ---------------------------------------------------------------------------
@@ -165,14 +70,14 @@ def _input_signature(layout):
     return [keras.tree.map_structure(lambda i: specs[i], layout.structure)]
 
 
-def _write_artifact(model, path, format, layout):
+def write_artifact(model, path, format, layout):
     signature = _input_signature(layout)
     keras_format = "tf_saved_model" if format == "saved_model" else "litert"
     model.export(path, format=keras_format, input_signature=signature, verbose=False)
 
 
 def _export_here(model, path, format, arrays, tolerance, layout):
-    _write_artifact(model, path, format, layout)
+    write_artifact(model, path, format, layout)
     reference = verify.keras_outputs(model, layout, arrays)
     artifact = verify.run_artifact(path, format, layout, arrays)
     return ExportResult(
@@ -188,81 +93,13 @@ def _export_here(model, path, format, arrays, tolerance, layout):
 # ---------------------------------------------------------------------------
 
 
-def _package_root():
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def _run_child(model_path, path, format, submodel, tolerance, overwrite, inputs_npz=None,
-               outputs_npz=None, extra_args=()):
-    """Run `python -m keras_paperzoo.export` under the TF backend; returns its JSON dict."""
-    require_installed("tensorflow", f"Export ({format})")
-    cmd = [
-        sys.executable, "-m", "keras_paperzoo.export",
-        os.path.abspath(os.fspath(model_path)), path,
-        "--format", format, "--tolerance", repr(float(tolerance)),
-    ]
-    if submodel:
-        cmd += ["--submodel", submodel]
-    if overwrite:
-        cmd.append("--overwrite")
-    if inputs_npz:
-        cmd += ["--sample-inputs", inputs_npz]
-    if outputs_npz:
-        cmd += ["--save-outputs", outputs_npz]
-    cmd += list(extra_args)
-    env = dict(os.environ)
-    env["KERAS_BACKEND"] = "tensorflow"
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    root = _package_root()
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    payload = None
-    for line in reversed(proc.stdout.splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                payload = json.loads(line)
-                break
-            except json.JSONDecodeError:
-                continue
-    if payload is None:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-20:])
-        raise RuntimeError(
-            f"export child process (KERAS_BACKEND=tensorflow) exited with code "
-            f"{proc.returncode} and no result.\ncommand: {' '.join(cmd)}\nstderr tail:\n{tail}"
-        )
-    if "error" in payload:
-        from keras_paperzoo.export.text import ExportMismatchError
-
-        error_type = {"ValueError": ValueError, "TypeError": TypeError,
-                      "ExportMismatchError": ExportMismatchError}.get(
-            payload.get("error_type"), RuntimeError
-        )
-        raise error_type(payload["error"])
-    return payload
-
-
-def _save_for_child(model, folder):
-    """`folder/model.keras` for the TensorFlow child process, or a ValueError saying why it cannot be written."""
-    model_file = os.path.join(folder, "model.keras")
-    try:
-        model.save(model_file)
-    except Exception as err:  # noqa: BLE001 - re-raised with the reason
-        raise ValueError(
-            f"on the {_backend()!r} backend the export runs under TensorFlow in a "
-            "child process, which needs the model saved to a .keras file; saving "
-            f"failed: {err}"
-        ) from err
-    return model_file
-
-
 def _export_via_child(model, path, format, arrays, tolerance, overwrite, layout):
     with tempfile.TemporaryDirectory(prefix="paperzoo_export_") as tmp:
-        model_file = _save_for_child(model, tmp)
+        model_file = child.save_for_child(model, tmp)
         inputs_npz = os.path.join(tmp, "inputs.npz")
         outputs_npz = os.path.join(tmp, "outputs.npz")
         np.savez(inputs_npz, **{f"input_{i}": a for i, a in enumerate(arrays)})
-        payload = _run_child(
+        payload = child.run_child(
             model_file, path, format, None, tolerance, overwrite, inputs_npz, outputs_npz
         )
         with np.load(outputs_npz) as data:
@@ -331,19 +168,19 @@ def export_model(model, path, format="saved_model", sample_inputs=None,
     ```
     """
     _check_format(format)
-    tolerance = _check_tolerance(tolerance)
+    tolerance = child.check_tolerance(tolerance)
     from keras_paperzoo.export import translator
 
     if translator.is_translator(model):  # a decoding loop, not one call: its own SavedModel (export/translator.py)
         if sample_inputs is not None:
             raise ValueError("sample_inputs is not taken for a TransformerTranslator (it is checked on seeded ids).")
-        if _backend() == "tensorflow":
+        if child.backend() == "tensorflow":
             return translator.export_translator(model, path, format=format, tolerance=tolerance, overwrite=overwrite)
         if format != "saved_model":  # the refusal of export_translator, without a child process
             raise ValueError(f"A TransformerTranslator exports to format='saved_model' only; got format={format!r}.")
-        path = _check_path_only(path, format, overwrite)
+        path = child.check_path_only(path, format, overwrite)
         with tempfile.TemporaryDirectory(prefix="paperzoo_export_") as tmp:
-            payload = _run_child(_save_for_child(model, tmp), path, format, None, tolerance, overwrite)
+            payload = child.run_child(child.save_for_child(model, tmp), path, format, None, tolerance, overwrite)
         return ExportResult(path=payload["path"], format=format, max_abs_diff=float(payload["max_abs_diff"]),
                             tolerance=tolerance)
     layout = verify.input_layout(model)
@@ -352,10 +189,10 @@ def export_model(model, path, format="saved_model", sample_inputs=None,
         if sample_inputs is None
         else verify.normalize_sample_inputs(layout, sample_inputs)
     )
-    if _backend() == "tensorflow":
-        path = _prepare_path(path, format, overwrite)
+    if child.backend() == "tensorflow":
+        path = child.prepare_path(path, format, overwrite)
         return _export_here(model, path, format, arrays, tolerance, layout)
-    path = _check_path_only(path, format, overwrite)
+    path = child.check_path_only(path, format, overwrite)
     return _export_via_child(model, path, format, arrays, tolerance, overwrite, layout)
 
 
@@ -495,16 +332,16 @@ def export_model_file(model_path, path, format="saved_model", submodel=None,
     ```
     """
     _check_format(format)
-    tolerance = _check_tolerance(tolerance)
+    tolerance = child.check_tolerance(tolerance)
     if not os.path.isfile(os.fspath(model_path)):
         raise ValueError(f"model_path {os.fspath(model_path)!r} is not a file (expected a .keras file)")
-    if _backend() == "tensorflow":
+    if child.backend() == "tensorflow":
         model = resolve_submodel(load_model_file(model_path), submodel)
         return export_model(model, path, format=format, tolerance=tolerance, overwrite=overwrite)
-    path = _check_path_only(path, format, overwrite)
+    path = child.check_path_only(path, format, overwrite)
     if submodel:
         # Fail fast (no ~10 s TensorFlow start-up) on a submodel name that is wrong.
         resolve_submodel(load_model_file(model_path), submodel)
-    payload = _run_child(model_path, path, format, submodel, tolerance, overwrite)
+    payload = child.run_child(model_path, path, format, submodel, tolerance, overwrite)
     return ExportResult(path=payload["path"], format=payload["format"],
                         max_abs_diff=float(payload["max_abs_diff"]), tolerance=tolerance)

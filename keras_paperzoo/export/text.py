@@ -58,9 +58,11 @@ import warnings
 
 import numpy as np
 
+from keras_paperzoo.export import child
 from keras_paperzoo.export import exporters
-from keras_paperzoo.export.exporters import DEFAULT_TOLERANCE
-from keras_paperzoo.export.exporters import ExportResult
+from keras_paperzoo.export.child import DEFAULT_TOLERANCE
+from keras_paperzoo.export.child import ExportMismatchError
+from keras_paperzoo.export.child import ExportResult
 from keras_paperzoo.optional import require, require_tensorflow
 
 PACKED_INPUTS = ("token_ids", "segment_ids", "padding_mask")
@@ -79,10 +81,6 @@ SAMPLE_SENTENCES = (
     "unbelievable xyzzy qwertyuiopasdfgh",
     " ".join(["the quick brown fox jumps over the lazy dog ."] * 60),
 )
-
-
-class ExportMismatchError(RuntimeError):
-    """The exported graph does not reproduce the Keras model on the sample texts."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -381,7 +379,7 @@ def _keras_logits(classifier, ids):
 
 def _export_here(classifier, tokenizer, path, sequence_length, pairs, texts, tolerance, overwrite):
     """TensorFlow backend: write, reload, compare; returns (diff, artifact outputs)."""
-    path = exporters._prepare_path(path, "saved_model", overwrite)
+    path = child.prepare_path(path, "saved_model", overwrite)
     _write_archive(classifier, tokenizer, path, sequence_length, pairs)
     artifact = run_text_saved_model(path, texts, pairs)
     ids = pack_texts(tokenizer, sequence_length, texts, pairs)
@@ -439,17 +437,17 @@ def _child_args(vocabulary, settings, lowercase, sequence_length, pairs, texts_j
 
 
 def _export_via_child(classifier, tokenizer, path, sequence_length, pairs, texts, tolerance, overwrite):
-    path = exporters._check_path_only(path, "saved_model", overwrite)
+    path = child.check_path_only(path, "saved_model", overwrite)
     with tempfile.TemporaryDirectory(prefix="paperzoo_text_export_") as tmp:
-        model_file = exporters._save_for_child(classifier, tmp)
+        model_file = child.save_for_child(classifier, tmp)
         vocabulary, settings = write_tokenizer(tokenizer, tmp)
         texts_json = os.path.join(tmp, "texts.json")
         with open(texts_json, "w", encoding="utf-8") as f:
             json.dump(texts, f)
         outputs_npz = os.path.join(tmp, "outputs.npz")
         extra = _child_args(vocabulary, settings, None, sequence_length, pairs, texts_json)
-        payload = exporters._run_child(model_file, path, "saved_model", None, tolerance, overwrite,
-                                       outputs_npz=outputs_npz, extra_args=extra)
+        payload = child.run_child(model_file, path, "saved_model", None, tolerance, overwrite,
+                                  outputs_npz=outputs_npz, extra_args=extra)
         with np.load(outputs_npz) as data:
             artifact = {k: data[k] for k in data.files}
     # Compare with the live model on this backend, not only the reloaded TF copy.
@@ -520,7 +518,7 @@ def export_text_classifier(classifier, tokenizer, path, sequence_length=None, pa
         ExportMismatchError: the SavedModel's token ids differ from the tokenizer's,
             or its logits from Keras's by more than `tolerance`.
     """
-    tolerance = exporters._check_tolerance(tolerance)
+    tolerance = child.check_tolerance(tolerance)
     if not isinstance(pairs, bool):
         raise ValueError(f"pairs must be True or False; got {pairs!r}")
     vocabulary_size, max_sequence_length = _check_classifier(classifier)
@@ -532,13 +530,13 @@ def export_text_classifier(classifier, tokenizer, path, sequence_length=None, pa
     _check_tokenizer(tokenizer)
     _check_vocabulary_size(tokenizer, vocabulary_size)
     texts = normalize_sample_texts(sample_texts, pairs)
-    exporters._check_path_only(path, "saved_model", overwrite)
+    child.check_path_only(path, "saved_model", overwrite)
     if not tf_text_available():
         if not allow_token_ids:
             raise ValueError("the tokenizer needs tensorflow-text to run in a graph: pip install tensorflow-text")
         return _fallback(classifier, path, tolerance, overwrite, sequence_length,
                          "tensorflow-text is not installed, so the WordPiece tokenizer cannot run in a graph")
-    if exporters._backend() == "tensorflow":
+    if child.backend() == "tensorflow":
         path, diff, _ = _export_here(classifier, tokenizer, path, sequence_length, pairs, texts, tolerance,
                                      overwrite)
     else:
@@ -567,12 +565,12 @@ def export_text_classifier_file(model_path, vocabulary, path, sequence_length=No
     print(result.inputs, result.sequence_length, result.max_abs_diff)
     ```
     """
-    tolerance = exporters._check_tolerance(tolerance)
+    tolerance = child.check_tolerance(tolerance)
     model_path = os.fspath(model_path)
     if not os.path.isfile(model_path):
         raise ValueError(f"model_path {model_path!r} is not a file (expected a .keras file)")
     tokenizer = load_tokenizer(vocabulary, lowercase)
-    if exporters._backend() == "tensorflow":
+    if child.backend() == "tensorflow":
         classifier = exporters.load_model_file(model_path)
         return export_text_classifier(classifier, tokenizer, path, sequence_length=sequence_length, pairs=pairs,
                                       tolerance=tolerance, overwrite=overwrite, allow_token_ids=allow_token_ids)
@@ -580,13 +578,13 @@ def export_text_classifier_file(model_path, vocabulary, path, sequence_length=No
     vocabulary_size, max_sequence_length = _check_classifier(classifier)
     sequence_length = _check_sequence_length(sequence_length, max_sequence_length, pairs)
     _check_vocabulary_size(tokenizer, vocabulary_size)
-    exporters._check_path_only(path, "saved_model", overwrite)
+    child.check_path_only(path, "saved_model", overwrite)
     extra = _child_args(os.path.abspath(os.fspath(vocabulary)), None, bool(tokenizer.lowercase),
                         sequence_length, pairs, None)
     if not allow_token_ids:
         extra.append("--strings-only")
-    payload = exporters._run_child(model_path, os.path.abspath(os.fspath(path)), "saved_model", None, tolerance,
-                                   overwrite, extra_args=extra)
+    payload = child.run_child(model_path, os.path.abspath(os.fspath(path)), "saved_model", None, tolerance,
+                              overwrite, extra_args=extra)
     return result_from_dict(payload)
 
 
@@ -612,7 +610,7 @@ def export_text_in_child(args):
                                       pairs=args.pairs, sample_texts=texts, tolerance=args.tolerance,
                                       overwrite=args.overwrite, allow_token_ids=not args.strings_only)
     # For a parent on JAX / PyTorch: also hand back the artifact's raw outputs.
-    tolerance = exporters._check_tolerance(args.tolerance)
+    tolerance = child.check_tolerance(args.tolerance)
     vocabulary_size, max_sequence_length = _check_classifier(classifier)
     sequence_length = _check_sequence_length(args.sequence_length, max_sequence_length, args.pairs)
     _check_tokenizer(tokenizer)

@@ -106,7 +106,7 @@ def export_translator(translator, path, format="saved_model", tolerance=1e-4, ov
 
     tf = require_tensorflow("Exporting the translator")
 
-    from keras_paperzoo.export import exporters
+    from keras_paperzoo.export import child
 
     if format != "saved_model":
         raise ValueError(
@@ -118,7 +118,7 @@ def export_translator(translator, path, format="saved_model", tolerance=1e-4, ov
     max_length = int(max_length or DEFAULT_MAX_LENGTH)
     if max_length < 1:
         raise ValueError(f"max_length must be at least 1; got {max_length}.")
-    path = exporters._prepare_path(path, format, overwrite)
+    path = child.prepare_path(path, format, overwrite)
     _archive(translator, max_length).write_out(path, verbose=False)
 
     served = tf.saved_model.load(path)
@@ -133,5 +133,5 @@ def export_translator(translator, path, format="saved_model", tolerance=1e-4, ov
     served_logits = served.signatures["logits"](encoder_token_ids=tf.constant(ids),
                                                 decoder_token_ids=tf.constant(prefix))["logits"].numpy()
     diff = float(np.max(np.abs(keras_logits - served_logits))) if same_ids else float("inf")
-    return exporters.ExportResult(path=path, format=format, max_abs_diff=diff,
-                                  tolerance=exporters._check_tolerance(tolerance))
+    return child.ExportResult(path=path, format=format, max_abs_diff=diff,
+                              tolerance=child.check_tolerance(tolerance))

@@ -253,7 +253,7 @@ def test_export_model_file_wrong_submodel(tmp_path):
 def test_child_process_errors_are_reraised(monkeypatch, tmp_path):
     import subprocess
 
-    from keras_paperzoo.export import exporters
+    from keras_paperzoo.export import child
 
     def fake_run(cmd, **kwargs):
         assert kwargs["env"]["KERAS_BACKEND"] == "tensorflow"
@@ -261,18 +261,18 @@ def test_child_process_errors_are_reraised(monkeypatch, tmp_path):
         out = 'TF log noise\n{"error": "submodel \'g\' is bad", "error_type": "ValueError"}\n'
         return subprocess.CompletedProcess(cmd, 2, stdout=out, stderr="")
 
-    monkeypatch.setattr(exporters.subprocess, "run", fake_run)
+    monkeypatch.setattr(child.subprocess, "run", fake_run)
     with pytest.raises(ValueError, match="submodel 'g' is bad"):
-        exporters._run_child(tmp_path / "m.keras", str(tmp_path / "o"), "saved_model",
-                             "g", 1e-4, False)
+        child.run_child(tmp_path / "m.keras", str(tmp_path / "o"), "saved_model",
+                         "g", 1e-4, False)
 
     def crash(cmd, **kwargs):
         return subprocess.CompletedProcess(cmd, -9, stdout="", stderr="Killed")
 
-    monkeypatch.setattr(exporters.subprocess, "run", crash)
+    monkeypatch.setattr(child.subprocess, "run", crash)
     with pytest.raises(RuntimeError, match="(?s)exited with code -9.*Killed"):
-        exporters._run_child(tmp_path / "m.keras", str(tmp_path / "o"), "litert",
-                             None, 1e-4, False)
+        child.run_child(tmp_path / "m.keras", str(tmp_path / "o"), "litert",
+                         None, 1e-4, False)
 
 
 def test_resolve_submodel():
