@@ -22,6 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 JAX_TRAINERS = ("resnet", "gan")
 
 
+@pytest.mark.slow(reason="a child process importing every module and fitting, saving and reloading every trainer "
+                         "(torch; JAX: two), without TensorFlow: 30-95 s of CPU")
 def test_the_package_trains_saves_and_refuses_export_without_tensorflow():
     backend = keras.backend.backend()
     if backend == "tensorflow":
