@@ -173,6 +173,7 @@ def _alone_cases():
     return cases
 
 
+@pytest.mark.slow(reason="every block of a file in a child process; the README's trains four small models: 20-60 s")
 @pytest.mark.parametrize("blocks", _plain_cases())
 def test_python_blocks_run(blocks, tmp_path):
     output = run_blocks(blocks, tmp_path)

@@ -60,6 +60,7 @@ def _load_in_fresh_process(paths, imports):
     return dict(line.rsplit(" ", 1) for line in done.stdout.splitlines())
 
 
+@pytest.mark.slow(reason="28 tiny models saved here and loaded in a fresh process: 30-60 s of CPU")
 @pytest.mark.one_leg("torch")
 def test_a_fresh_process_loads_every_trainer_and_backbone_after_importing_the_package(tmp_path):
     models = {name: build()[0] for name, build in TRAINERS.items()}
