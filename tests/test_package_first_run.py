@@ -26,3 +26,16 @@ def test_a_run_into_a_pipe_prints_a_line_an_epoch_and_no_tensorflow_logs(tmp_pat
     assert sum("/step" in line for line in lines) == EPOCHS, done.stdout
     for chatter in ("oneDNN", "cuda", "absl::InitializeLog", "I0000"):
         assert chatter not in done.stderr, done.stderr
+
+
+@pytest.mark.one_leg("torch")
+def test_gan_without_epochs_runs_a_short_first_run_and_names_the_papers_schedule(tmp_path, capsys, monkeypatch):
+    from keras_paperzoo.cli import main
+    from keras_paperzoo.recipes import gan
+
+    monkeypatch.setattr(gan, "DEFAULT_UPDATES", 4)  # 600 in a user's run: about a minute of CPU
+    code = main(["train", "gan", "--steps-per-epoch", "2", "--batch-size", "50", "--image-size", "8",
+                 "--parzen-samples", "20", "--output-dir", str(tmp_path), "--verbose", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "gan: 2 epochs (4 updates)" in out and "the paper's schedule: --epochs 250" in out, out
