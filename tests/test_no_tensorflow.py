@@ -2,8 +2,8 @@
 subprocess where TensorFlow, TF Text and tensorflow-datasets cannot be imported.
 
 Every module imports; every trainer (torch) or a classifier and the GAN (JAX, whose
-compilation costs 10-40 s a trainer) fits on NumPy, a PyDataset and (torch) a DataLoader and
-reloads from `.keras`; export, tf.data and tensorflow-datasets refuse in one line. tests/run.sh
+compilation costs 10-40 s a trainer) fits on a PyDataset and on a DataLoader (torch) or NumPy
+(JAX) and reloads from `.keras`; export, tf.data and tensorflow-datasets refuse in one line. tests/run.sh
 runs the JAX and torch legs, this file included, where TensorFlow is not installed at all (the child
 then needs no hiding); in an environment that has it, the child hides it.
 """
