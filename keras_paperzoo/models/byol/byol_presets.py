@@ -10,8 +10,7 @@
 - `byol_tiny`: two residual blocks (8, 16 filters), heads 32-16: tests and smoke runs.
 """
 
-_CIFAR_RESNET18 = {"stage_blocks": [2, 2, 2, 2], "stage_filters": [64, 128, 256, 512], "stem": "cifar",
-                   "stem_filters": 64, "shortcut": "B", "image_shape": (32, 32, 3)}
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
 
 BYOL_PRESETS = {
     "byol_resnet50": {
@@ -23,7 +22,7 @@ BYOL_PRESETS = {
     "byol_cifar_resnet18": {
         "description": "BYOL on a CIFAR ResNet-18 with the paper's heads and tau; lightly's CIFAR-10 kNN: 86.8 % "
         "at 200 epochs, batch 512.",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
         "arguments": {"projection_dims": [4096, 256], "prediction_dims": [4096, 256], "tau_base": 0.996},
     },
     "byol_resnet20_cifar": {

@@ -20,8 +20,8 @@ is built (L: 1, ab: 2), so any `image_shape` of RGB images may be passed.
   smoke runs.
 """
 
-_CIFAR_RESNET18_HALF = {"stage_blocks": [2, 2, 2, 2], "stage_filters": [32, 64, 128, 256], "stem": "cifar",
-                        "stem_filters": 64, "shortcut": "B", "image_shape": (32, 32, 3)}
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+
 _SMALL_IMAGES = {"crop_scale": (0.2, 1.0)}
 
 CMC_PRESETS = {
@@ -37,7 +37,7 @@ CMC_PRESETS = {
     "cmc_cifar_resnet18": {
         "description": "CMC on 32 x 32 images: two half-width CIFAR ResNet-18s (3x3 stem 64, stages 32-256), "
         "NCE with 4096 negatives, tau 0.1 (the authors' STL-10 value); representation 2 x 256.",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18_HALF},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar(stage_filters=[32, 64, 128, 256])},
         "arguments": {"num_negatives": 4096, "temperature": 0.1, "feature_dim": 128, "loss": "nce",
                       "augmentation": dict(_SMALL_IMAGES)},
     },

@@ -23,14 +23,7 @@
   m = 32: tests and smoke runs.
 """
 
-_CIFAR_RESNET18 = {
-    "stage_blocks": [2, 2, 2, 2],
-    "stage_filters": [64, 128, 256, 512],
-    "stem": "cifar",
-    "stem_filters": 64,
-    "shortcut": "B",
-    "image_shape": (32, 32, 3),
-}
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
 
 INSTDISC_PRESETS = {
     "instdisc_resnet50": {
@@ -42,7 +35,7 @@ INSTDISC_PRESETS = {
     "instdisc_cifar_resnet18": {
         "description": "The InstDisc authors' CIFAR-10 script: ResNet-18 (3x3 stem, no max pool), 50,000 bank "
         "rows, m=4096, tau=0.1 (compile with weight_decay=5e-4 as they do).",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
         "arguments": {"num_data": 50_000, "num_negatives": 4096, "temperature": 0.1, "feature_dim": 128},
     },
     "instdisc_resnet20_cifar": {

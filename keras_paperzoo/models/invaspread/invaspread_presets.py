@@ -13,8 +13,8 @@
   and smoke runs.
 """
 
-_CIFAR_RESNET18 = {"stage_blocks": [2, 2, 2, 2], "stage_filters": [64, 128, 256, 512], "stem": "cifar",
-                   "stem_filters": 64, "shortcut": "B", "image_shape": (32, 32, 3)}
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+
 # demo_seen.py's transforms.Normalize, applied after each view's augmentation.
 _CIFAR_STATISTICS = {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]}
 
@@ -22,7 +22,7 @@ INVASPREAD_PRESETS = {
     "invaspread_cifar_resnet18": {
         "description": "InvaSpread's CIFAR-10 setting (the authors' demo_seen.py): CIFAR ResNet-18, linear "
         "512-128 embedding, tau 0.1, batch 128, SGD lr 0.03; 83.6 % kNN on CIFAR-10 (paper, Table 1).",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
         "arguments": {"temperature": 0.1, "embedding_dim": 128, "augmentation": dict(_CIFAR_STATISTICS)},
     },
     "invaspread_resnet20_cifar": {

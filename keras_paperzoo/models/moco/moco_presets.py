@@ -24,14 +24,7 @@
   smoke runs.
 """
 
-_CIFAR_RESNET18 = {
-    "stage_blocks": [2, 2, 2, 2],
-    "stage_filters": [64, 128, 256, 512],
-    "stem": "cifar",
-    "stem_filters": 64,
-    "shortcut": "B",
-    "image_shape": (32, 32, 3),
-}
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
 
 MOCO_PRESETS = {
     "moco_v1_resnet50": {
@@ -50,7 +43,7 @@ MOCO_PRESETS = {
         "description": "The MoCo authors' CIFAR-10 demo: ResNet-18 (3x3 stem, no max pool), "
         "linear 128-d head, K=4096, m=0.99, tau=0.1, 8 BN splits, v2 augmentation "
         "without blur; reported kNN 82.6 % after 200 epochs.",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
         "arguments": {
             "version": 1, "queue_size": 4096, "momentum": 0.99, "temperature": 0.1,
             "augmentation": {"version": 2, "blur_probability": 0.0},

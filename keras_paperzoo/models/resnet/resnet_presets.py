@@ -68,6 +68,21 @@ def _cifar(depth, residual):
     }
 
 
+def resnet18_cifar(**overrides):
+    """The CIFAR ResNet-18 of the self-supervised papers' CIFAR runs, as overrides of the `resnet18` preset.
+
+    The ImageNet ResNet-18 (basic blocks [2, 2, 2, 2], filters 64-512, shortcut B) with a
+    3x3 stem of 64 filters and no max pool, on 32 x 32 images: the MoCo authors' CIFAR demo,
+    InstDisc's CIFAR script and lightly's CIFAR-10 benchmarks use it. A fresh dict at each
+    call, `overrides` (e.g. CMC's half widths, SwAV's any-size input) replacing its entries:
+    `{"preset": "resnet18", "overrides": resnet18_cifar()}` in a trainer's preset. Not a
+    preset of its own: the `resnetN_cifar` names are the ResNet paper's 6n+2 CIFAR nets
+    (Sec. 4.2, option A shortcuts).
+    """
+    config = {"stage_blocks": [2, 2, 2, 2], "stage_filters": [64, 128, 256, 512], "stem": "cifar",
+              "stem_filters": 64, "shortcut": "B", "image_shape": (32, 32, 3)}
+    return {**config, **overrides}
+
 RESNET_PRESETS = {
     **{f"resnet{d}": _imagenet(d, True) for d in (18, 34, 50, 101, 152)},
     **{f"plain{d}": _imagenet(d, False) for d in (18, 34)},

@@ -11,9 +11,9 @@
 - `simclr_tiny`: two residual blocks (8, 16 filters): tests and smoke runs.
 """
 
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+
 _CIFAR = {"color_strength": 0.5, "blur": False}  # Appendix B.9
-_CIFAR_RESNET18 = {"stage_blocks": [2, 2, 2, 2], "stage_filters": [64, 128, 256, 512], "stem": "cifar",
-                   "stem_filters": 64, "shortcut": "B", "image_shape": (32, 32, 3)}
 
 SIMCLR_PRESETS = {
     "simclr_v1_resnet50": {
@@ -30,7 +30,7 @@ SIMCLR_PRESETS = {
     "simclr_cifar_resnet18": {
         "description": "SimCLR's CIFAR-10 setting (App. B.9: tau 0.5, colour strength 0.5, no blur) on a "
         "CIFAR ResNet-18; about 91 % linear at 1000 epochs (paper), kNN 84.8 % at 200 (lightly).",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
         "arguments": {"version": 1, "temperature": 0.5, "augmentation": dict(_CIFAR)},
     },
     "simclr_resnet20_cifar": {

@@ -19,9 +19,9 @@ full-size crops' side (`SwAV.from_preset(..., image_shape=(H, W, C))` sets it).
   2 + 2: tests and smoke runs.
 """
 
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+
 _ANY_SIZE = (None, None, 3)
-_CIFAR_RESNET18 = {"stage_blocks": [2, 2, 2, 2], "stage_filters": [64, 128, 256, 512], "stem": "cifar",
-                   "stem_filters": 64, "shortcut": "B", "image_shape": _ANY_SIZE}
 _SMALL_IMAGES = {"color_strength": 0.5, "blur": False}
 
 SWAV_PRESETS = {
@@ -42,7 +42,7 @@ SWAV_PRESETS = {
     "swav_cifar_resnet18": {
         "description": "SwAV on a CIFAR ResNet-18 with the paper's heads, 2 x 32 + 6 x 14 crops; lightly's CIFAR-10 "
         "kNN: 84.2 % at 200 epochs, batch 512.",
-        "backbone": {"preset": "resnet18", "overrides": _CIFAR_RESNET18},
+        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar(image_shape=_ANY_SIZE)},
         "arguments": {"projection_dims": [2048, 128], "num_prototypes": 3000, "crop_counts": [2, 6],
                       "augmentation": {"image_size": 32, **_SMALL_IMAGES}},
     },
