@@ -21,17 +21,14 @@ import tempfile
 
 from keras_paperzoo.checksums import check_keras_file
 from keras_paperzoo.optional import MissingDependency, missing, quiet_tensorflow
+from keras_paperzoo.papers import PAPERS, class_name
 from keras_paperzoo.recipes import COMMON_FLAGS, RECIPES
 from keras_paperzoo.recipes.checks import check_files, check_run_folder
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
 BACKENDS = ("tensorflow", "jax", "torch")
-# The deployable part of each trainer, for `paperzoo export`.
-EXPORT_SUBMODELS = {
-    "GAN": "generator", "ImageClassifier": None, "MAE": "encoder", "IGPT": "backbone", "BEiT": "backbone", "MoCo": "encoder",
-    "BertClassifier": None, "BertPretrainer": "backbone", "GPTCausalLM": None, "SimCLR": "encoder",
-    "BYOL": "encoder", "CMC": "encoder", "InvaSpread": "embedding_network", "InstDisc": "encoder", "CPC": "encoder", "DeepCluster": "encoder", "DenseCL": "encoder", "SwAV": "encoder", "TransformerTranslator": None,  # a SavedModel that decodes (export/translator.py)
-}
+# The deployable part of each trainer, for `paperzoo export` (None: the whole model), from the papers' records.
+EXPORT_SUBMODELS = {class_name(path): submodel for paper in PAPERS for path, submodel in paper.trainers.items()}
 
 
 class _Parser(argparse.ArgumentParser):

@@ -3,10 +3,14 @@ cross-cutting tests (no TensorFlow, mixed precision) run every trainer through.
 
 `TRAINERS[name]()` returns (model, x, y, batch_size): a fresh model (not compiled), NumPy
 inputs `model.fit(x, y, ...)` takes (y None for the self-supervised and GAN trainers), and a
-batch size that divides the number of examples.
+batch size that divides the number of examples. Which instances exist is the papers' records'
+(`Paper.tiny` in keras_paperzoo/papers.py): one built from a preset there, or one built by the
+function of its name here.
 """
 
 import numpy as np
+
+from keras_paperzoo.papers import PAPERS
 
 IMAGES = 16  # images per fit; 16 x 16 RGB
 
@@ -111,26 +115,10 @@ def beit():
     return BEiT(backbone, tokenizer, seed=0), images, None, 8
 
 
-TRAINERS = {
-    "gan": gan,
-    "resnet": resnet,
-    "vit": vit,
-    "gpt": gpt,
-    "transformer": transformer,
-    "igpt": igpt,
-    "visual_tokenizer": visual_tokenizer,
-    "beit": beit,
-    "bert": bert,
-    "moco": _ssl("MoCo", "moco_tiny", image_shape=(16, 16, 3), queue_size=16),
-    "densecl": _ssl("DenseCL", "densecl_tiny", image_shape=(16, 16, 3), queue_size=16),
-    "mae": _ssl("MAE", "mae_tiny", image_shape=(16, 16, 3)),
-    "simclr": _ssl("SimCLR", "simclr_tiny"),
-    "byol": _ssl("BYOL", "byol_tiny"),
-    "swav": _ssl("SwAV", "swav_tiny"),
-    "invaspread": _ssl("InvaSpread", "invaspread_tiny"),
-    "instdisc": _ssl("InstDisc", "instdisc_tiny", indexed=True, num_data=IMAGES, num_negatives=8),
-    "cmc": _ssl("CMC", "cmc_tiny", indexed=True, image_shape=(16, 16, 3), num_data=IMAGES, num_negatives=8),
-    "cpc": _ssl("CPC", "cpc_tiny"),
-    "deepcluster": _ssl("DeepCluster", "deepcluster_tiny", image_shape=(16, 16, 3), num_data=IMAGES, num_clusters=4),
-}
+def _from_record(tiny):
+    """A paper record's tiny instance (keras_paperzoo.papers.Tiny): its preset, or the builder of its name above."""
+    return _ssl(tiny.trainer, tiny.preset, tiny.indexed, **tiny.overrides) if tiny.preset else globals()[tiny.name]
 
+
+# Every paper record's tiny instances, by name (a new paper's trainer is in the table the day its record is).
+TRAINERS = {tiny.name: _from_record(tiny) for paper in PAPERS for tiny in paper.tiny}

@@ -4,37 +4,12 @@
 import numpy as np
 import pytest
 
+from keras_paperzoo.recipes import RECIPES
+
 EPOCHS_AND_STEPS = ["--epochs", "3", "--steps-per-epoch", "3"]
 DEFAULT_ARGUMENTS = ["--dataset", "{images}", *EPOCHS_AND_STEPS, "--batch-size", "8"]
-FAST_ARGUMENTS = {
-    "gan": [*DEFAULT_ARGUMENTS, "--parzen-samples", "20"],
-    # The SSL recipes on their *_tiny presets (two residual blocks): the machinery under test is the recipe's and
-    # the run's, not the network's; the default presets' ResNet-20s cost minutes of compilation per run on JAX.
-    "moco": [*DEFAULT_ARGUMENTS, "--preset", "moco_tiny", "--probe-epochs", "2"],
-    "densecl": [*DEFAULT_ARGUMENTS, "--preset", "densecl_tiny", "--probe-epochs", "2"],
-    "simclr": [*DEFAULT_ARGUMENTS, "--preset", "simclr_tiny", "--probe-epochs", "2"],
-    "byol": [*DEFAULT_ARGUMENTS, "--preset", "byol_tiny", "--probe-epochs", "2"],
-    # swav_tiny's 8 prototypes: a batch of 8 spreads them (2 x 16 + 2 x 7 crops).
-    "swav": [*DEFAULT_ARGUMENTS, "--preset", "swav_tiny", "--probe-epochs", "2"],
-    "cpc": [*DEFAULT_ARGUMENTS, "--preset", "cpc_tiny", "--probe-epochs", "2"],
-    # cmc_tiny's 32 negatives: half the 64 images, the most the recipe allows
-    "cmc": [*DEFAULT_ARGUMENTS, "--preset", "cmc_tiny", "--probe-epochs", "2"],
-    "invaspread": [*DEFAULT_ARGUMENTS, "--preset", "invaspread_tiny", "--probe-epochs", "2"],
-    # NCE (instdisc_tiny), whose Z must resume too; the recipe cuts the noise samples to 32 of the 64 images.
-    "instdisc": [*DEFAULT_ARGUMENTS, "--preset", "instdisc_tiny", "--probe-epochs", "2"],
-    # k-means pseudo-labels re-clustered every epoch: deepcluster_tiny's k = 10 of the 64 images.
-    "deepcluster": [*DEFAULT_ARGUMENTS, "--preset", "deepcluster_tiny", "--probe-epochs", "2"],
-    # A 600-character text: windows (and samples) of 59 characters, not the built-in text's 128 (PyTorch's
-    # cached decoding took 1 s of CPU per character under load).
-    "gpt": ["--dataset", "{text}", *EPOCHS_AND_STEPS, "--batch-size", "4"],
-    "bert": ["--dataset", "{documents}", *EPOCHS_AND_STEPS, "--batch-size", "4"],
-    # The smallest images their networks take (conv1 11 x 11 / 4 and three poolings; VGG's five poolings).
-    "alexnet": [*DEFAULT_ARGUMENTS, "--image-size", "67"],
-    # 8 x 8 pixels: sequences of 64 palette ids, not 256 (the next-pixel loop is the same at any length).
-    "igpt": [*DEFAULT_ARGUMENTS, "--image-size", "8"],
-    "vgg": [*DEFAULT_ARGUMENTS, "--image-size", "32"],
-    "transformer": ["--dataset", "{multi30k}", "--preset", "transformer_tiny", *EPOCHS_AND_STEPS, "--batch-size", "4"],
-}
+# Each recipe's own tiny run (`Recipe.tiny_run` in its paper's record, keras_paperzoo/papers.py), else DEFAULT_ARGUMENTS.
+FAST_ARGUMENTS = {name: list(recipe.tiny_run) for name, recipe in RECIPES.items() if recipe.tiny_run}
 # Skipped unless $PAPERZOO_TEST_ALL_RECIPES=1 (run with it when a recipe is added or changed).
 _CLASSIFIER = "the recipe module (classifier.py) and trainer (ImageClassifier) of resnet-cifar, which is tested"
 TOO_SLOW_TO_RESUME = {  # each passes with $PAPERZOO_TEST_ALL_RECIPES=1 on every backend (2026-11-26)
