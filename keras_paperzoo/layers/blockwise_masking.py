@@ -45,8 +45,8 @@ import numpy as np
 import keras
 from keras import ops
 
-from keras_paperzoo.layers.counter_random import hashed_bits, seed_stream, unit_uniform
-from keras_paperzoo.layers.random_masking import _logical_right_shift, check_mask_ratio
+from keras_paperzoo.layers.counter_random import hashed_bits, logical_right_shift, seed_stream, unit_uniform
+from keras_paperzoo.layers.random_masking import check_mask_ratio
 
 MAX_FAILED_DRAWS = 10  # the official code's `for attempt in range(10)` before it stops
 
@@ -166,7 +166,7 @@ class BlockwiseMasking(keras.layers.Layer):
             big_enough = (a * b >= self.min_num_patches) | (remaining < self.min_num_patches)
             valid = (a < height) & (b < width) & big_enough \
                 & (ratio >= self.min_aspect) & (ratio <= self.max_aspect)
-            positions = _logical_right_shift(hashed[:, 2:], 16)  # (B, 2) 16-bit integers
+            positions = logical_right_shift(hashed[:, 2:], 16)  # (B, 2) 16-bit integers
             top = (positions[:, 0] * ops.maximum(height - a + 1, 1)) // 65536  # U{0..H-a}
             left = (positions[:, 1] * ops.maximum(width - b + 1, 1)) // 65536  # U{0..W-b}
             block = (rows >= top[:, None, None]) & (rows < (top + a)[:, None, None]) \

@@ -23,7 +23,8 @@ import keras
 from keras import ops
 
 
-def _grid(value, name):
+def grid_shape(value, name):
+    """(h, w) from an int or a pair of positive ints; `name` is the argument named in the error."""
     grid = (value, value) if isinstance(value, int) and not isinstance(value, bool) else tuple(value)
     if len(grid) != 2 or any(not isinstance(v, (int, np.integer)) or v < 1 for v in grid):
         raise ValueError(f"{name} must be a positive int or a pair of positive ints; got {value!r}.")
@@ -96,7 +97,7 @@ class FactorizedPositionEmbedding2D(keras.layers.Layer):
 
     def __init__(self, grid_size, num_prefix_tokens=1, initializer=None, **kwargs):
         super().__init__(**kwargs)
-        self.grid_size = _grid(grid_size, "grid_size")
+        self.grid_size = grid_shape(grid_size, "grid_size")
         self.num_prefix_tokens = int(num_prefix_tokens)
         self.initializer = keras.initializers.get(
             initializer or keras.initializers.RandomNormal(stddev=0.02)
@@ -161,7 +162,7 @@ def relative_position_index(grid_size, num_prefix_tokens=1, offsets="2d"):
 
     Returns (index, num_embeddings).
     """
-    h, w = _grid(grid_size, "grid_size")
+    h, w = grid_shape(grid_size, "grid_size")
     if num_prefix_tokens not in (0, 1):
         raise ValueError(f"num_prefix_tokens must be 0 or 1 for relative positions; got {num_prefix_tokens!r}.")
     rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
@@ -226,7 +227,7 @@ class RelativePositionMultiHeadAttention(keras.layers.MultiHeadAttention):
         **kwargs,
     ):
         super().__init__(num_heads, key_dim, **kwargs)
-        self.grid_size = _grid(grid_size, "grid_size")
+        self.grid_size = grid_shape(grid_size, "grid_size")
         self.num_prefix_tokens = int(num_prefix_tokens)
         self.offsets = offsets
         self.relative_initializer = keras.initializers.get(
@@ -400,8 +401,8 @@ def resize_position_embeddings(
     resize_position_embeddings(table, 14, 24).shape  # (577, 768), for 384 x 384
     ```
     """
-    old_h, old_w = _grid(old_grid, "old_grid")
-    new_h, new_w = _grid(new_grid, "new_grid")
+    old_h, old_w = grid_shape(old_grid, "old_grid")
+    new_h, new_w = grid_shape(new_grid, "new_grid")
     table = np.asarray(keras.ops.convert_to_numpy(embeddings))
     batched = table.ndim >= 3 and table.shape[0] == 1 and table.shape[1] == num_prefix_tokens + old_h * old_w
     if batched:

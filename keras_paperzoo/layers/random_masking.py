@@ -27,25 +27,7 @@ import numpy as np
 import keras
 from keras import ops
 
-# MurmurHash3 fmix32 multipliers, as signed int32 (0x85EBCA6B, 0xC2B2AE35).
-_FMIX_C1 = 0x85EBCA6B - (1 << 32)
-_FMIX_C2 = 0xC2B2AE35 - (1 << 32)
-_GOLDEN = 0x9E3779B9 - (1 << 32)
-
-
-def _logical_right_shift(x, bits):
-    """x >>> bits on int32 (each backend's `>>` is arithmetic on signed ints)."""
-    return ops.bitwise_and(ops.right_shift(x, bits), (1 << (32 - bits)) - 1)
-
-
-def fmix32(x):
-    """MurmurHash3's 32-bit finaliser on int32 tensors (a bijection with full avalanche)."""
-    x = ops.bitwise_xor(x, _logical_right_shift(x, 16))
-    x = ops.multiply(x, ops.convert_to_tensor(_FMIX_C1, "int32"))
-    x = ops.bitwise_xor(x, _logical_right_shift(x, 13))
-    x = ops.multiply(x, ops.convert_to_tensor(_FMIX_C2, "int32"))
-    return ops.bitwise_xor(x, _logical_right_shift(x, 16))
-
+from keras_paperzoo.layers.counter_random import GOLDEN, fmix32
 
 def num_visible_tokens(num_tokens, mask_ratio):
     """round(N * (1 - mask_ratio)), halves rounded up; checked to leave >= 1 visible and >= 1 masked.
@@ -129,7 +111,7 @@ class RandomMasking(keras.layers.Layer):
         """(B, N) int32 keys, distinct per row, from the next (seed, counter) of the layer's SeedGenerator."""
         state = ops.cast(self.seed_generator.next(), "int32")  # (seed, counter), as for keras.random
         seed, counter = state[0], state[1]
-        stream = fmix32(ops.bitwise_xor(fmix32(seed), fmix32(ops.add(counter, _GOLDEN))))  # () per draw
+        stream = fmix32(ops.bitwise_xor(fmix32(seed), fmix32(ops.add(counter, GOLDEN))))  # () per draw
         index = ops.reshape(ops.arange(batch_size * num_tokens, dtype="int32"), (batch_size, num_tokens))
         hashed = fmix32(ops.add(index, stream))  # (B, N), b * N + n hashed with the stream
         bits = max(1, math.ceil(math.log2(num_tokens)))

@@ -25,7 +25,7 @@ from keras import ops
 
 from keras_paperzoo.layers.position_embedding import (
     RelativePositionMultiHeadAttention,
-    _grid,
+    grid_shape,
     relative_position_index,
 )
 
@@ -57,7 +57,7 @@ class RelativePositionBias(keras.layers.Layer):
         super().__init__(**kwargs)
         if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
             raise ValueError(f"RelativePositionBias num_heads must be a positive int; got {num_heads!r}.")
-        self.grid_size = _grid(grid_size, "grid_size")
+        self.grid_size = grid_shape(grid_size, "grid_size")
         self.num_heads = num_heads
         self.num_prefix_tokens = int(num_prefix_tokens)
         self.initializer = keras.initializers.get(initializer)

@@ -18,7 +18,7 @@ import numpy as np
 import keras
 from keras import ops
 
-from keras_paperzoo.layers.position_embedding import _grid
+from keras_paperzoo.layers.position_embedding import grid_shape
 
 
 def sincos_1d(positions, dim):
@@ -39,7 +39,7 @@ def sincos_position_table_2d(grid_size, dim, num_prefix_tokens=1):
     sincos_position_table_2d(14, 768).shape  # (197, 768); row 0 (class token) is zeros
     ```
     """
-    h, w = _grid(grid_size, "grid_size")
+    h, w = grid_shape(grid_size, "grid_size")
     if not isinstance(dim, (int, np.integer)) or dim < 4 or dim % 4:
         raise ValueError(f"2-D sin-cos position embeddings need a width divisible by 4; got {dim!r}.")
     rows, cols = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")  # (h, w) each
@@ -68,7 +68,7 @@ class SinCosPositionEmbedding2D(keras.layers.Layer):
 
     def __init__(self, grid_size, num_prefix_tokens=1, **kwargs):
         super().__init__(**kwargs)
-        self.grid_size = _grid(grid_size, "grid_size")
+        self.grid_size = grid_shape(grid_size, "grid_size")
         self.num_prefix_tokens = int(num_prefix_tokens)
         self.table = None
 
