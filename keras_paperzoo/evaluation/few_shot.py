@@ -205,20 +205,20 @@ def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
         raise ValueError(f"limit must be a positive int (examples to evaluate) or None; got limit={limit!r}.")
     context = int(context_length or model.backbone.max_sequence_length)
-    scorer = _Scorer(model, context)
+    scorer = Scorer(model, context)
     choice_scorer = _choice_scorer(model, context, use_cache, scorer) if task.is_multiple_choice else None
     count = len(task.evaluation) if limit is None else min(int(limit), len(task.evaluation))  # limit >= 1
     stop = [task.fewshot_delimiter, "\n"] if stop is None else list(stop)
     records = []
     for index in range(count):
         prompt = task.prompt(index, shots, seed)
-        prompt_ids = _encode(tokenizer, prompt)
+        prompt_ids = encode_text(tokenizer, prompt)
         if not prompt_ids:
             raise ValueError(f"Evaluation example {index}'s prompt is empty; give a description or a context.")
         record = {"index": index, "prompt": prompt, "shot_indices": task.draw_shots(index, shots, seed)}
         example = task.evaluation[index]
         if task.is_multiple_choice:
-            continuations = [_encode(tokenizer, task.target_delimiter + c) for c in task.choices_of(example)]
+            continuations = [encode_text(tokenizer, task.target_delimiter + c) for c in task.choices_of(example)]
             _check_fits(index, len(prompt_ids), max(len(c) for c in continuations), context)
             record["log_likelihoods"] = choice_log_likelihoods(model, prompt_ids, continuations, choice_scorer)
             record["num_tokens"] = [len(c) for c in continuations]
@@ -234,9 +234,9 @@ def few_shot_evaluate(model, tokenizer, task, shots=0, seed=1234, max_new_tokens
             record["correct"] = answer.strip() == task.target_text(example).strip()
         records.append(record)
     result = {"num_examples": count, "shots": int(shots)}
-    result["accuracy"], result["accuracy_stderr"] = _mean_and_stderr([r["correct"] for r in records])
+    result["accuracy"], result["accuracy_stderr"] = mean_and_stderr([r["correct"] for r in records])
     if task.is_multiple_choice:
-        result["accuracy_per_token"], result["accuracy_per_token_stderr"] = _mean_and_stderr(
+        result["accuracy_per_token"], result["accuracy_per_token_stderr"] = mean_and_stderr(
             [r["correct_per_token"] for r in records]
         )
     result["records"] = records
@@ -256,7 +256,7 @@ def choice_log_likelihoods(model, prompt_ids, continuations, scorer=None, use_ca
     compiled).
 
     Args:
-        scorer: a `_Scorer` or `_CachedScorer` to reuse (None: one for `use_cache`).
+        scorer: a `Scorer` or `_CachedScorer` to reuse (None: one for `use_cache`).
     """
     scorer = scorer or _choice_scorer(model, None, use_cache)
     if isinstance(scorer, _CachedScorer):
@@ -278,7 +278,7 @@ def _has_cache(model):
 
 
 def _choice_scorer(model, context, use_cache, scorer=None):
-    """The scorer of choices: `_CachedScorer` when `use_cache` (None: when the model has a cache), else `_Scorer`."""
+    """The scorer of choices: `_CachedScorer` when `use_cache` (None: when the model has a cache), else `Scorer`."""
     if use_cache not in (None, True, False):
         raise ValueError(f"use_cache must be None (when the model has a cache), True or False; got {use_cache!r}.")
     cached = _has_cache(model)
@@ -289,7 +289,7 @@ def _choice_scorer(model, context, use_cache, scorer=None):
         )
     if cached and use_cache is not False:
         return _CachedScorer(model, context)
-    return scorer or _Scorer(model, context)
+    return scorer or Scorer(model, context)
 
 
 def greedy_answer(model, tokenizer, prompt_ids, max_new_tokens, stop, scorer=None):
@@ -298,14 +298,14 @@ def greedy_answer(model, tokenizer, prompt_ids, max_new_tokens, stop, scorer=Non
     Each step is one compiled forward pass of prompt + answer so far (no cache; see
     `choice_log_likelihoods`).
     """
-    scorer = scorer or _Scorer(model)
+    scorer = scorer or Scorer(model)
     ids, generated, text = list(prompt_ids), [], ""
     for _ in range(max_new_tokens):
         greedy = scorer([ids])[1]  # (1, L): argmax_v P(v | row[: i + 1])
         token = int(greedy[0, len(ids) - 1])
         ids.append(token)
         generated.append(token)
-        text = _decode(tokenizer, generated)
+        text = decode_ids(tokenizer, generated)
         if any(s and s in text for s in stop):
             break
     ends = [text.index(s) for s in stop if s and s in text]
@@ -328,7 +328,7 @@ class _NextTokenScores(keras.layers.Layer):
         return ops.squeeze(chosen, -1), ops.argmax(logits, axis=-1), top
 
 
-class _Scorer:
+class Scorer:
     """`model`'s next-token log-probabilities and greedy tokens for int rows, compiled per length bucket.
 
     Rows are right padded to a power of two (at least 16, at most the context) so
@@ -423,19 +423,20 @@ def _check_fits(index, prompt_length, continuation_length, context):
         )
 
 
-def _encode(tokenizer, text):
+def encode_text(tokenizer, text):
     """Token ids of one string as a list of ints (from a list, an array, a tensor or a tf.RaggedTensor)."""
     ids = tokenizer.tokenize(text)
     ids = ids.to_list() if hasattr(ids, "to_list") else ids if isinstance(ids, list) else ops.convert_to_numpy(ids)
     return [int(t) for t in np.asarray(ids).reshape(-1)]
 
 
-def _decode(tokenizer, ids):
+def decode_ids(tokenizer, ids):
+    """The text of token ids, as a Python str."""
     text = tokenizer.detokenize(ids)
     return text.numpy().decode("utf-8") if hasattr(text, "numpy") else str(text)
 
 
-def _mean_and_stderr(values):
+def mean_and_stderr(values):
     """(mean, sample std / sqrt(n)); the standard error is NaN for a single example."""
     x = np.asarray(values, dtype="float64")
     stderr = float(np.std(x, ddof=1) / math.sqrt(len(x))) if len(x) > 1 else float("nan")

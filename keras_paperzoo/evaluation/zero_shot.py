@@ -40,7 +40,7 @@ import re
 import numpy as np
 
 from keras_paperzoo.evaluation.bleu import corpus_bleu
-from keras_paperzoo.evaluation.few_shot import _Scorer, _decode, _encode, _mean_and_stderr, choice_log_likelihoods
+from keras_paperzoo.evaluation.few_shot import Scorer, choice_log_likelihoods, decode_ids, encode_text, mean_and_stderr
 
 # The stop-word filter's list. GPT-2 names no list; these are English function words (pronouns,
 # articles, auxiliaries, prepositions, conjunctions), a subset of NLTK's English stop words.
@@ -131,7 +131,7 @@ def lambada_accuracy(model, tokenizer, texts, stop_word_filter=True, stop_words=
             prefix, word = lambada_split(text)
         except ValueError as error:
             raise ValueError(f"texts[{index}]: {error}") from None
-        prompt_ids, target_ids = _encode(tokenizer, prefix), _encode(tokenizer, " " + word)
+        prompt_ids, target_ids = encode_text(tokenizer, prefix), encode_text(tokenizer, " " + word)
         if len(prompt_ids) + len(target_ids) > context:
             raise ValueError(
                 f"texts[{index}]: its context of {len(prompt_ids)} tokens and final word of {len(target_ids)} need "
@@ -140,7 +140,7 @@ def lambada_accuracy(model, tokenizer, texts, stop_word_filter=True, stop_words=
         examples.append((prefix, word, prompt_ids, target_ids))
     candidates = max(2, int(filter_candidates) + 1)  # the greedy token and the alternatives
     vocabulary = getattr(getattr(model, "backbone", None), "vocabulary_size", None)
-    scorer = _Scorer(model, context, top_k=min(candidates, vocabulary or candidates))
+    scorer = Scorer(model, context, top_k=min(candidates, vocabulary or candidates))
     records = []
     for prefix, word, prompt_ids, target_ids in examples:
         [log_likelihood] = choice_log_likelihoods(model, prompt_ids, [target_ids], scorer)
@@ -158,7 +158,7 @@ def lambada_accuracy(model, tokenizer, texts, stop_word_filter=True, stop_words=
         })
     result = {"num_examples": len(records), "stop_word_filter": bool(stop_word_filter)}
     for kind in ("filtered", "unfiltered"):
-        mean, stderr = _mean_and_stderr([r[f"correct_{kind}"] for r in records])
+        mean, stderr = mean_and_stderr([r[f"correct_{kind}"] for r in records])
         result[f"accuracy_{kind}"], result[f"accuracy_{kind}_stderr"] = mean, stderr
     chosen = "filtered" if stop_word_filter else "unfiltered"
     result["accuracy"], result["accuracy_stderr"] = result[f"accuracy_{chosen}"], result[f"accuracy_{chosen}_stderr"]
@@ -171,16 +171,16 @@ def _decode_word(scorer, tokenizer, prompt_ids, start, need, limit):
     """Greedy continuation of prompt + `start` until its first word has ended and `need` tokens exist (or `limit`)."""
     generated = list(start)
     while len(generated) < limit:
-        if len(generated) >= need and _WORD_ENDED.match(_decode(tokenizer, generated)):
+        if len(generated) >= need and _WORD_ENDED.match(decode_ids(tokenizer, generated)):
             break
         greedy = scorer([prompt_ids + generated])[1]  # (1, L)
         generated.append(int(greedy[0, len(prompt_ids) + len(generated) - 1]))
-    return generated, _WORD.match(_decode(tokenizer, generated)).group(1)
+    return generated, _WORD.match(decode_ids(tokenizer, generated)).group(1)
 
 
 def _filter_stop_word(scorer, tokenizer, prompt_ids, tokens, decode, stop_words):
     """The stop-word filter: the next most likely tokens where the predicted word's first character appeared."""
-    branch = next(s for s in range(len(tokens)) if _decode(tokenizer, tokens[: s + 1]).strip())
+    branch = next(s for s in range(len(tokens)) if decode_ids(tokenizer, tokens[: s + 1]).strip())
     top = scorer([prompt_ids + tokens[:branch]])[2][0, len(prompt_ids) + branch - 1]  # (k,), most likely first
     for candidate in top:
         if int(candidate) == tokens[branch]:
@@ -188,7 +188,7 @@ def _filter_stop_word(scorer, tokenizer, prompt_ids, tokens, decode, stop_words)
         other, word = decode(tokens[:branch] + [int(candidate)])
         if word.lower() not in stop_words:
             return other, word
-    return tokens, _WORD.match(_decode(tokenizer, tokens)).group(1)  # every candidate a stop word: unfiltered
+    return tokens, _WORD.match(decode_ids(tokenizer, tokens)).group(1)  # every candidate a stop word: unfiltered
 
 
 # --- generation prompts -------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def translate_prompt(model, tokenizer, sentence, examples, references=None, max_
     sentences = _strings([sentence] if isinstance(sentence, str) else sentence, "sentence")
     examples = [(str(s), str(t)) for s, t in examples]
     prompts = [translation_prompt(s, examples, separator=separator) for s in sentences]
-    newline = _encode(tokenizer, "\n")
+    newline = encode_text(tokenizer, "\n")
     stop = newline if len(newline) == 1 and newline[0] != 0 else None  # id 0 is `generate`'s padding: never a stop
     generations, _ = _generate(model, tokenizer, prompts, max_new_tokens, "greedy", "sentence", batch_size, stop)
     result = {"prompts": prompts, "translations": [g.split("\n")[0].strip() for g in generations]}
@@ -291,7 +291,7 @@ def _generate(model, tokenizer, prompts, max_new_tokens, sampler, name, batch_si
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive int; got max_new_tokens={max_new_tokens!r}.")
     context = int(model.backbone.max_sequence_length)
-    rows = [_encode(tokenizer, p) for p in prompts]
+    rows = [encode_text(tokenizer, p) for p in prompts]
     for index, row in enumerate(rows):
         if len(row) >= context:
             raise ValueError(
@@ -308,7 +308,7 @@ def _generate(model, tokenizer, prompts, max_new_tokens, sampler, name, batch_si
                                      stop_token_ids=stop_token_ids)
             for ids in outputs:
                 ids = [t for t in ids[: int(max_new_tokens)] if stop_token_ids is None or t not in stop_token_ids]
-                texts.append(_decode(tokenizer, ids))
+                texts.append(decode_ids(tokenizer, ids))
                 counts.append(len(ids))
     finally:
         model.sampler, model.generate_function = saved

@@ -30,7 +30,7 @@ fine-tuning and `paperzoo export`).
 
 import numpy as np
 
-from keras_paperzoo.recipes.common import RecipeError
+from keras_paperzoo.recipes.common import RecipeError, encoder_knn_accuracy
 
 PAPER = "BEiT-B/16, ImageNet-1K fine-tuned top-1 83.2 % (Bao et al. 2022, Table 1); BEiT-L 85.2 %"
 DEFAULT_UPDATES = 300  # per stage, without --epochs
@@ -63,7 +63,6 @@ def run(args, extra_callbacks=()):
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models.beit import BEiT
     from keras_paperzoo.recipes import common
-    from keras_paperzoo.recipes.mae import _knn_accuracy
 
     run = common.start_run(args, "beit")
     dataset = args.dataset or "digits"
@@ -108,7 +107,7 @@ def run(args, extra_callbacks=()):
     run.save_model(beit, "model.keras")
     run.save_model(beit.backbone, "backbone.keras")
     test = beit.evaluate(x_test, batch_size=256, verbose=0, return_dict=True)
-    knn = _knn_accuracy(beit.backbone, x_train, y_train, x_test, y_test, verbose=args.verbose)
+    knn = encoder_knn_accuracy(beit.backbone, x_train, y_train, x_test, y_test, verbose=args.verbose)
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update({f"tokenizer_{name}": values[-1] for name, values in tokenizer_history.history.items()})
     metrics.update({f"test_{name}": value for name, value in test.items()})

@@ -354,3 +354,14 @@ def read_jsonl(path, fields):
     if not records:
         raise ValueError(f"{path} holds no JSON lines.")
     return records
+
+
+def encoder_knn_accuracy(encoder, x_train, y_train, x_test, y_test, verbose=0):
+    """kNN top-1 (k = min(200, N), InstDisc's weighted vote) of a frozen encoder's features; None without labels."""
+    from keras_paperzoo.evaluation.knn import knn_accuracy
+
+    if y_train is None or y_test is None:
+        return None
+    train = encoder.predict(x_train, batch_size=256, verbose=verbose)  # (N, D)
+    test = encoder.predict(x_test, batch_size=256, verbose=verbose)  # (M, D)
+    return knn_accuracy(train, y_train, test, y_test, k=min(200, len(train)), verbose=verbose)

@@ -22,7 +22,7 @@ the encoder alone (for probing and fine-tuning).
 
 import numpy as np
 
-from keras_paperzoo.recipes.common import RecipeError
+from keras_paperzoo.recipes.common import RecipeError, encoder_knn_accuracy
 
 PAPER = "ViT-B/16 MAE, ImageNet-1K fine-tuned top-1 83.6 % (He et al. 2022, Table 3); linear probe 68.0 %"
 DEFAULT_UPDATES = 300  # without --epochs: as many epochs as make about 300 updates
@@ -43,19 +43,6 @@ def _model(preset, image_shape, seed):
         return MAE.from_preset(preset, **overrides)
     except ValueError as error:
         raise RecipeError(f"mae: {error}") from error
-
-
-def _knn_accuracy(encoder, x_train, y_train, x_test, y_test, verbose=0):
-    """kNN accuracy of the encoder's features, or None without labels or without `evaluation.knn`."""
-    if y_train is None or y_test is None:
-        return None
-    try:
-        from keras_paperzoo.evaluation.knn import knn_accuracy
-    except ImportError:
-        return None
-    train = encoder.predict(x_train, batch_size=256, verbose=verbose)
-    test = encoder.predict(x_test, batch_size=256, verbose=verbose)
-    return knn_accuracy(train, y_train, test, y_test, k=min(200, len(train)), verbose=verbose)
 
 
 def run(args, extra_callbacks=()):
@@ -101,7 +88,7 @@ def run(args, extra_callbacks=()):
     run.save_model(mae.encoder, "encoder.keras")
     pictures.save(output_dir / "reconstruction.png")
     test_loss = mae.evaluate(x_test, batch_size=256, verbose=0)
-    knn = _knn_accuracy(mae.encoder, x_train, y_train, x_test, y_test, verbose=args.verbose)
+    knn = encoder_knn_accuracy(mae.encoder, x_train, y_train, x_test, y_test, verbose=args.verbose)
     metrics = {name: values[-1] for name, values in history.history.items()}
     metrics.update(
         {

@@ -9,7 +9,7 @@ import keras
 
 from keras_paperzoo.data.char_text import CharTokenizer
 from keras_paperzoo.evaluation import FewShotTask, few_shot_evaluate
-from keras_paperzoo.evaluation.few_shot import _CachedScorer, _choice_scorer, _Scorer, choice_log_likelihoods
+from keras_paperzoo.evaluation.few_shot import Scorer, _CachedScorer, _choice_scorer, choice_log_likelihoods
 from keras_paperzoo.models.gpt.gpt_backbone import GPTBackbone
 from keras_paperzoo.models.gpt.gpt_causal_lm import GPTCausalLM
 
@@ -130,7 +130,7 @@ def test_a_model_without_a_cache_is_scored_by_the_batched_rows(lm):
     plain = keras.Model(lm.inputs, lm.outputs[0])  # the same logits, no call_with_cache
     prompt, continuations = TOKENIZER.tokenize("ab+cd=?"), [TOKENIZER.tokenize(s) for s in (" x", " yz1")]
     scorer = _choice_scorer(plain, 48, use_cache=None)  # no cache: the batched rows
-    assert type(scorer) is _Scorer
+    assert type(scorer) is Scorer
     got = choice_log_likelihoods(plain, prompt, continuations, scorer)
     np.testing.assert_allclose(got, plain_log_likelihoods(lm, [(prompt, c) for c in continuations]), atol=1e-4)
     with pytest.raises(ValueError, match="use_cache=True needs a causal LM with a key/value cache .* Functional has"):
