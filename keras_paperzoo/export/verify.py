@@ -381,7 +381,8 @@ def run_saved_model(path, layout, arrays):
     return {k: np.asarray(v.numpy()) for k, v in result.items()}
 
 
-def _litert_interpreter(path, prefer_tf=False):
+def litert_interpreter(path, prefer_tf=False):
+    """A LiteRT interpreter of the .tflite at `path`: ai-edge-litert's, else (or with prefer_tf) TensorFlow's."""
     if not prefer_tf:
         try:
             from ai_edge_litert.interpreter import Interpreter
@@ -427,13 +428,13 @@ def _invoke_litert(interpreter, layout, arrays):
 def run_litert(path, layout, arrays):
     """Run a `.tflite` file on `arrays` (inputs resized to their batch); {name: array}."""
     try:
-        return _invoke_litert(_litert_interpreter(path), layout, arrays)
+        return _invoke_litert(litert_interpreter(path), layout, arrays)
     except RuntimeError as err:
         # ai_edge_litert has no Flex delegate: models with SELECT_TF_OPS need
         # TensorFlow's own interpreter.
         if "flex" not in str(err).lower() and "select" not in str(err).lower():
             raise
-        return _invoke_litert(_litert_interpreter(path, prefer_tf=True), layout, arrays)
+        return _invoke_litert(litert_interpreter(path, prefer_tf=True), layout, arrays)
 
 
 def run_artifact(path, format, layout, arrays):

@@ -26,13 +26,13 @@ def gpt_file(tmp_path):
 @pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("jax")  # the JAX and torch path (a child process on TensorFlow); test_export.py has both paths
 def test_the_litert_model_takes_the_sequence_length_asked(gpt_file, tmp_path, capsys):
-    from keras_paperzoo.export.verify import _litert_interpreter
+    from keras_paperzoo.export.verify import litert_interpreter
 
     path, model = gpt_file
     output = tmp_path / "gpt_5.tflite"
     assert main(["export", str(path), "--format", "litert", "--sequence-length", "5", "--output", str(output)]) == 0
     assert "token_ids of length 5" in capsys.readouterr().out
-    interpreter = _litert_interpreter(str(output))
+    interpreter = litert_interpreter(str(output))
     (ids_detail,) = interpreter.get_input_details()
     assert list(ids_detail["shape_signature"]) == [-1, 5] and ids_detail["dtype"] == np.int32
     # The logits of one prompt of 5 tokens, as Keras computes them.
