@@ -5,6 +5,7 @@
         [--sequential | --pairs] [--json out.json] [family options]
     python -m benchmarks report results/some.json     # the tables of a saved payload
     python -m benchmarks profile-lm | profile-ops ...  # the profilers
+    python -m benchmarks ssl-table [--budget cpu|smoke] [--workers N]  # every SSL method, one table (ssl_table/)
 
 The runner (`run_family`) is the same for every family: per batch of runs (by default one
 per model: the reference and the Keras backends together; `--pairs`: one per Keras backend
@@ -20,7 +21,7 @@ import os
 import sys
 import time
 
-from . import profile_lm, profile_ops, report, turns
+from . import profile_lm, profile_ops, report, ssl_table, turns
 from .families import FAMILIES
 
 REFERENCE, ALL_RUNS = turns.REFERENCE, turns.ALL_RUNS
@@ -103,6 +104,9 @@ def build_parser():
         sp = sub.add_parser(name, help=tool.__doc__.splitlines()[0], description=tool.__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         tool.add_arguments(sp, lambda parser, names, **d: add_options(parser, _NoModels, names, **d))
+    sp = sub.add_parser("ssl-table", help=ssl_table.__doc__.splitlines()[0], description=ssl_table.__doc__,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ssl_table.add_arguments(sp)
     return p
 
 
@@ -193,7 +197,10 @@ def run_worker(spec, args):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    if args.family == "ssl-table":
+        return ssl_table.main(args, argv[argv.index("ssl-table") + 1:])
     if args.family == "report":
         failed = 0
         for path in args.files:
