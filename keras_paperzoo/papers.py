@@ -74,7 +74,8 @@ class Paper:
     citation: str
     claim: str = ""  # what the reproduction tests
     results: tuple = ()  # the committed results files (applications/results/) the README's Papers row links
-    trainers: dict = dataclasses.field(default_factory=dict)  # "module:Class" -> the sub-model `paperzoo export` deploys (None: all)
+    # "module:Class" -> the attribute `paperzoo export` deploys (None: the whole model)
+    trainers: dict = dataclasses.field(default_factory=dict)
     recipe: Recipe = None
     reproduction: Reproduction = None
     tiny: tuple = ()  # Tiny instances for tests/trainer_zoo.py
@@ -231,7 +232,8 @@ PAPERS = (
         "transformer", "Transformer", "Vaswani et al. 2017, Attention Is All You Need",
         "A Transformer trained from scratch translates Multi30k de -> en (small ones reach BLEU in the mid-30s).",
         ("transformer_multi30k_results.md",),
-        trainers={"keras_paperzoo.models.transformer:TransformerTranslator": None},  # a SavedModel that decodes (export/translator.py)
+        # exported whole: a SavedModel that decodes (export/translator.py)
+        trainers={"keras_paperzoo.models.transformer:TransformerTranslator": None},
         recipe=Recipe(
             "transformer",
             "Encoder-decoder Transformer translation (--preset transformer_base, transformer_big, small sizes): "
@@ -255,7 +257,8 @@ PAPERS = (
         "bert", "BERT", "Devlin et al. 2019, BERT: Pre-training of Deep Bidirectional Transformers",
         "Pre-training (masked LM + NSP) then fine-tuning beats training on SST-2 alone (BERT-base: 93.5 %).",
         ("bert_sst2_results.md",),
-        trainers={"keras_paperzoo.models.bert:BertPretrainer": "backbone", "keras_paperzoo.models.bert:BertClassifier": None,
+        trainers={"keras_paperzoo.models.bert:BertPretrainer": "backbone",
+                  "keras_paperzoo.models.bert:BertClassifier": None,
                   "keras_paperzoo.models.bert:BertTokenTagger": None,
                   "keras_paperzoo.models.bert:BertMultipleChoice": None,
                   "keras_paperzoo.models.bert:BertSpanExtractor": None},
@@ -489,7 +492,8 @@ PAPERS = (
            "k = 10 x the classes) stand in; paper: "
            "the paper's 500 epochs, AlexNet replaced by the CIFAR ResNet-20, no Sobel filter.",
             paper_setting="ImageNet, AlexNet, 500 epochs on GPUs", data=_MNIST),
-        tiny=(Tiny("deepcluster", "DeepCluster", "deepcluster_tiny", {**_TINY_SHAPE, "num_data": 16, "num_clusters": 4}),),
+        tiny=(Tiny("deepcluster", "DeepCluster", "deepcluster_tiny",
+                   {**_TINY_SHAPE, "num_data": 16, "num_clusters": 4}),),
     ),
     Paper(
         "densecl", "DenseCL",
@@ -523,7 +527,8 @@ PAPERS = (
         "Table 4: masked image modelling that predicts visual tokens fine-tunes better than predicting pixels; "
         "both beat training from scratch (BEiT-B ImageNet fine-tuned: 83.2 %).",
         ("beit_mnist_results.md",),
-        trainers={"keras_paperzoo.models.beit:BEiT": "backbone", "keras_paperzoo.models.beit:VisualTokenizer": "encoder",
+        trainers={"keras_paperzoo.models.beit:BEiT": "backbone",
+                  "keras_paperzoo.models.beit:VisualTokenizer": "encoder",  # the tokenizer: images -> token logits
                   "keras_paperzoo.models.beit:BEiTClassifier": None},
         recipe=Recipe(
             "beit",

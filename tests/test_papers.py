@@ -68,7 +68,8 @@ def unrecorded(classes):
     names = [class_name(path) for path in RECORDED]
     problems = [f"{cls.__name__} ({cls.__module__}) has no record in keras_paperzoo/papers.py"
                 for cls in sorted(classes, key=lambda c: c.__name__) if cls.__name__ not in names]
-    return problems + [f"{name} is in {names.count(name)} records" for name in sorted(set(names)) if names.count(name) > 1]
+    return problems + [f"{name} is in {names.count(name)} records" for name in sorted(set(names))
+                       if names.count(name) > 1]
 
 
 def test_every_trainer_has_exactly_one_record():
@@ -140,7 +141,8 @@ def test_the_docs_tables_name_every_paper():
     def named(title, cells):
         return any(re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", cell) for cell in cells)
 
-    problems = [f"README.md's Papers table has no row for {p.title}" for p in PAPERS if not named(p.title, papers_cells)]
+    problems = [f"README.md's Papers table has no row for {p.title}" for p in PAPERS
+                if not named(p.title, papers_cells)]
     reproductions = {name.strip() for cell in budget_cells for name in cell.split(",")}
     problems += [f"docs/reproductions.md's budgets table has no row for {p.name}" for p in PAPERS
                  if p.reproduction and p.name not in reproductions]
@@ -151,7 +153,8 @@ def test_the_docs_tables_name_every_paper():
     linked = set(re.findall(r"\(applications/results/([^)\s]+)\)", papers_table))
     recorded = {name for paper in PAPERS for name in paper.results}
     problems += [f"README.md's Papers table links {name}, in no record's results" for name in sorted(linked - recorded)]
-    problems += [f"{name} is in a record's results, not in README.md's Papers table" for name in sorted(recorded - linked)]
+    problems += [f"{name} is in a record's results, not in README.md's Papers table"
+                 for name in sorted(recorded - linked)]
     problems += [f"{name} is not in applications/results/" for name in sorted(recorded)
                  if not (REPO / "applications" / "results" / name).is_file()]
     assert not problems, "\n".join(problems)
