@@ -46,16 +46,18 @@ import keras
 from keras.src.layers.preprocessing.data_layer import DataLayer  # Keras's documented base for tf.data-safe layers
 
 
-def _seed(seed, offset):
+def offset_seed(seed, offset):
+    """The seed of a pipeline's `offset`-th random step (None stays None: unseeded)."""
     return None if seed is None else int(seed) + offset
 
 
-def _check_range(name, value, low, high):
+def check_range(name, value, low, high):
+    """Refuse `value` unless it is a number in [low, high], naming `name`."""
     if not (isinstance(value, (int, float)) and low <= value <= high):
         raise ValueError(f"{name} must be a number in [{low}, {high}]; got {value!r}.")
 
 
-def _check_interval(name, interval, low=0.0):
+def check_interval(name, interval, low=0.0):
     if (
         not isinstance(interval, (list, tuple))
         or len(interval) != 2
@@ -160,10 +162,10 @@ class RandomResizedCrop(_RandomLayer):
             if not isinstance(size, int) or size < 1:
                 raise ValueError(f"RandomResizedCrop {name} must be an int >= 1; got {size!r}.")
         self.height, self.width = height, width
-        self.scale = _check_interval("scale", scale)
+        self.scale = check_interval("scale", scale)
         if self.scale[1] > 1.0:
             raise ValueError(f"scale is a fraction of the image area, at most 1; got {scale!r}.")
-        self.ratio = _check_interval("ratio", ratio)
+        self.ratio = check_interval("ratio", ratio)
         self.seed = seed
         self.generator = keras.random.SeedGenerator(seed)
 
@@ -275,9 +277,9 @@ class ColorJitter(_RandomLayer):
                  value_range=(0.0, 1.0), random_order=False, seed=None, **kwargs):
         super().__init__(**kwargs)
         for name, value in (("brightness", brightness), ("contrast", contrast), ("saturation", saturation)):
-            _check_range(name, value, 0.0, float("inf"))
-        _check_range("hue", hue, 0.0, 0.5)
-        _check_range("probability", probability, 0.0, 1.0)
+            check_range(name, value, 0.0, float("inf"))
+        check_range("hue", hue, 0.0, 0.5)
+        check_range("probability", probability, 0.0, 1.0)
         self.value_range = _check_value_range(value_range)
         self.brightness, self.contrast = float(brightness), float(contrast)
         self.saturation, self.hue = float(saturation), float(hue)
@@ -396,8 +398,8 @@ class GaussianBlur(_RandomLayer):
 
     def __init__(self, sigma=(0.1, 2.0), probability=0.5, kernel_size=None, seed=None, **kwargs):
         super().__init__(**kwargs)
-        self.sigma = _check_interval("sigma", sigma)
-        _check_range("probability", probability, 0.0, 1.0)
+        self.sigma = check_interval("sigma", sigma)
+        check_range("probability", probability, 0.0, 1.0)
         if kernel_size is not None and (isinstance(kernel_size, bool) or not isinstance(kernel_size, int)
                                         or kernel_size < 1):
             raise ValueError(f"kernel_size must be an int >= 1 or None; got {kernel_size!r}.")
@@ -461,8 +463,8 @@ class RandomSolarization(_RandomLayer):
 
     def __init__(self, probability=0.2, threshold=0.5, value_range=(0.0, 1.0), seed=None, **kwargs):
         super().__init__(**kwargs)
-        _check_range("probability", probability, 0.0, 1.0)
-        _check_range("threshold", threshold, 0.0, 1.0)
+        check_range("probability", probability, 0.0, 1.0)
+        check_range("threshold", threshold, 0.0, 1.0)
         self.probability, self.threshold = float(probability), float(threshold)
         self.value_range = _check_value_range(value_range)
         self.seed = seed
@@ -484,7 +486,7 @@ class RandomSolarization(_RandomLayer):
         return config
 
 
-class _ViewPipeline(DataLayer):
+class ViewPipeline(DataLayer):
     """Base of the one-view pipelines (MoCoAugmentation, view_recipes.ViewAugmentation).
 
     Its output is `image_size`; it holds no weights, only its steps' seeds; and
@@ -524,7 +526,7 @@ MOCO_AUGMENTATIONS = {
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class MoCoAugmentation(_ViewPipeline):
+class MoCoAugmentation(ViewPipeline):
     """One random view of each image: MoCo v1's or v2's ("aug+") pipeline.
 
     v1: RandomResizedCrop(scale 0.2-1) -> RandomGrayscale(0.2) -> ColorJitter(0.4,
@@ -561,22 +563,22 @@ class MoCoAugmentation(_ViewPipeline):
         size = self.image_size
         recipe = dict(MOCO_AUGMENTATIONS[version])
         if blur_probability is not None:
-            _check_range("blur_probability", blur_probability, 0.0, 1.0)
+            check_range("blur_probability", blur_probability, 0.0, 1.0)
             recipe["blur_probability"] = float(blur_probability)
         self.version = version
         self.blur_probability = blur_probability
-        self.crop_scale = _check_interval("crop_scale", crop_scale)
+        self.crop_scale = check_interval("crop_scale", crop_scale)
         self.seed = seed
 
         # === Layers ===
-        self.crop = RandomResizedCrop(size[0], size[1], scale=self.crop_scale, seed=_seed(seed, 0))
-        self.jitter = ColorJitter(*recipe["jitter"], probability=recipe["jitter_probability"], seed=_seed(seed, 1))
-        self.grayscale = keras.layers.RandomGrayscale(factor=0.2, seed=_seed(seed, 2))
+        self.crop = RandomResizedCrop(size[0], size[1], scale=self.crop_scale, seed=offset_seed(seed, 0))
+        self.jitter = ColorJitter(*recipe["jitter"], probability=recipe["jitter_probability"], seed=offset_seed(seed, 1))
+        self.grayscale = keras.layers.RandomGrayscale(factor=0.2, seed=offset_seed(seed, 2))
         self.blur = (
-            GaussianBlur(sigma=(0.1, 2.0), probability=recipe["blur_probability"], seed=_seed(seed, 3))
+            GaussianBlur(sigma=(0.1, 2.0), probability=recipe["blur_probability"], seed=offset_seed(seed, 3))
             if recipe["blur_probability"] > 0 else None
         )
-        self.flip = keras.layers.RandomFlip("horizontal", seed=_seed(seed, 4))
+        self.flip = keras.layers.RandomFlip("horizontal", seed=offset_seed(seed, 4))
 
     def call(self, images, training=True):
         x = self.crop(images, training=training)

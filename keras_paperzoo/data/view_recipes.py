@@ -69,9 +69,9 @@ from keras_paperzoo.data.ssl_augmentation import (
     GaussianBlur,
     RandomResizedCrop,
     RandomSolarization,
-    _check_interval,
-    _check_range,
-    _ViewPipeline,
+    ViewPipeline,
+    check_interval,
+    check_range,
 )
 
 BLUR_SIGMA = (0.1, 2.0)  # SimCLR, BYOL (and MoCo v2, SwAV)
@@ -89,13 +89,13 @@ BYOL_VIEWS = {
 
 def simclr_jitter(color_strength):
     """SimCLR's colour jitter of strength s: (brightness, contrast, saturation, hue) = (0.8 s, 0.8 s, 0.8 s, 0.2 s)."""
-    _check_range("color_strength", color_strength, 0.0, SIMCLR_MAX_STRENGTH)
+    check_range("color_strength", color_strength, 0.0, SIMCLR_MAX_STRENGTH)
     s = float(color_strength)
     return (0.8 * s, 0.8 * s, 0.8 * s, 0.2 * s)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class ViewAugmentation(_ViewPipeline):
+class ViewAugmentation(ViewPipeline):
     """One random view of each image: crop, flip, colour jitter, grayscale, blur, solarisation, normalisation.
 
     The chain shared by SimCLR and BYOL (see the module docstring): torchvision's
@@ -131,14 +131,14 @@ class ViewAugmentation(_ViewPipeline):
                  seed=None, **kwargs):
         kwargs.setdefault("name", "view_augmentation")
         super().__init__(image_size, mean, std, **kwargs)
-        self.crop_scale = _check_interval("crop_scale", crop_scale)
+        self.crop_scale = check_interval("crop_scale", crop_scale)
         if not isinstance(jitter, (list, tuple)) or len(jitter) != 4:
             raise ValueError(f"jitter must be (brightness, contrast, saturation, hue); got {jitter!r}.")
         for name, value in (("jitter_probability", jitter_probability),
                             ("grayscale_probability", grayscale_probability),
                             ("blur_probability", blur_probability),
                             ("solarize_probability", solarize_probability)):
-            _check_range(name, value, 0.0, 1.0)
+            check_range(name, value, 0.0, 1.0)
         self.jitter_strengths = tuple(float(v) for v in jitter)
         self.jitter_probability = float(jitter_probability)
         self.grayscale_probability = float(grayscale_probability)

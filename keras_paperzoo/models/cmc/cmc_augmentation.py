@@ -17,13 +17,13 @@ conversion).
 
 import keras
 
-from keras_paperzoo.data.ssl_augmentation import RandomResizedCrop, _check_interval, _seed, _ViewPipeline
+from keras_paperzoo.data.ssl_augmentation import RandomResizedCrop, ViewPipeline, check_interval, offset_seed
 
 DEFAULT_CROP_SCALE = (0.2, 1.0)  # the authors' --crop_low default (AlexNet); ResNets on ImageNet: 0.08
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class CMCAugmentation(_ViewPipeline):
+class CMCAugmentation(ViewPipeline):
     """One random crop and flip of each RGB image, then optional (x - mean) / std.
 
     At inference (`training=False`) the images are only resized to `image_size` and
@@ -47,15 +47,15 @@ class CMCAugmentation(_ViewPipeline):
     def __init__(self, image_size=224, crop_scale=DEFAULT_CROP_SCALE, mean=None, std=None, seed=None, **kwargs):
         kwargs.setdefault("name", "cmc_augmentation")
         super().__init__(image_size, mean, std, **kwargs)
-        self.crop_scale = _check_interval("crop_scale", crop_scale)
+        self.crop_scale = check_interval("crop_scale", crop_scale)
         if self.crop_scale[1] > 1.0:
             raise ValueError(f"crop_scale is a fraction of the image area, at most 1; got {crop_scale!r}.")
         self.seed = seed
 
         # === Layers ===
         height, width = self.image_size
-        self.crop = RandomResizedCrop(height, width, scale=self.crop_scale, seed=_seed(seed, 0))
-        self.flip = keras.layers.RandomFlip("horizontal", seed=_seed(seed, 1))
+        self.crop = RandomResizedCrop(height, width, scale=self.crop_scale, seed=offset_seed(seed, 0))
+        self.flip = keras.layers.RandomFlip("horizontal", seed=offset_seed(seed, 1))
 
     def call(self, images, training=True):
         x = self.crop(images, training=training)  # (B, height, width, 3)

@@ -28,17 +28,17 @@ from keras.src.layers.preprocessing.data_layer import DataLayer  # Keras's docum
 
 from keras_paperzoo.data.ssl_augmentation import (
     RandomResizedCrop,
-    _check_interval,
-    _check_range,
-    _seed,
-    _ViewPipeline,
+    ViewPipeline,
+    check_interval,
+    check_range,
+    offset_seed,
 )
 
 V1_CROP_AREA = (256 / 300) ** 2  # a 256 x 256 crop of a 300 x 300 image
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class CPCAugmentation(_ViewPipeline):
+class CPCAugmentation(ViewPipeline):
     """CPC v1's image augmentation: random crop, horizontal flip, grayscale, then normalisation.
 
     Args:
@@ -63,15 +63,15 @@ class CPCAugmentation(_ViewPipeline):
                  mean=None, std=None, seed=None, **kwargs):
         kwargs.setdefault("name", "cpc_augmentation")
         super().__init__(image_size, mean, std, **kwargs)
-        self.crop_scale = _check_interval("crop_scale", crop_scale)
-        _check_range("grayscale", grayscale, 0.0, 1.0)
+        self.crop_scale = check_interval("crop_scale", crop_scale)
+        check_range("grayscale", grayscale, 0.0, 1.0)
         self.flip, self.grayscale, self.seed = bool(flip), float(grayscale), seed
 
         # === Layers ===
         height, width = self.image_size
-        self.crop = RandomResizedCrop(height, width, scale=self.crop_scale, ratio=(1.0, 1.0), seed=_seed(seed, 0))
-        self.flipper = keras.layers.RandomFlip("horizontal", seed=_seed(seed, 1)) if self.flip else None
-        self.gray = keras.layers.RandomGrayscale(factor=self.grayscale, seed=_seed(seed, 2)) if self.grayscale else None
+        self.crop = RandomResizedCrop(height, width, scale=self.crop_scale, ratio=(1.0, 1.0), seed=offset_seed(seed, 0))
+        self.flipper = keras.layers.RandomFlip("horizontal", seed=offset_seed(seed, 1)) if self.flip else None
+        self.gray = keras.layers.RandomGrayscale(factor=self.grayscale, seed=offset_seed(seed, 2)) if self.grayscale else None
 
     def call(self, images, training=True):
         x = self.crop(images, training=training)
