@@ -26,16 +26,25 @@ On top of `Trainer` (config, presets, the paper's `compile()`):
   negatives come from elsewhere and batch norm sees feature maps only (InstDisc's and
   CMC's memory banks, CPC's other positions, DeepCluster's pseudo-labels).
 
+- the step's frame: `call` (inference, or the forward half of the step) and
+  `compute_loss` (the labels checked, the forward half run when Keras did not, the
+  paper's objective, the online classifier's loss), around three hooks a trainer
+  writes as its paper's algorithm box: `inference(inputs)`, `forward_pass(inputs,
+  training)` and `objective_loss(outputs, training)`;
+- memory-bank data (`check_indexed_data`): each image's row index in [0, num_data).
+
 A trainer built on it calls `_setup(backbone, augmentation, num_classes, seed)` in
-its constructor, implements `default_augmentation(image_size)`, and reads as its
-paper's algorithm box in `call` / `compute_loss`.
+its constructor, implements `default_augmentation(image_size)` and the three hooks.
 """
+
+import numpy as np
 
 import keras
 from keras import ops
 
 from keras_paperzoo.data.checks import check_batching
-from keras_paperzoo.data.indexed import IMAGES
+from keras_paperzoo.data.indexed import IMAGES, check_index_range, split_indexed
+from keras_paperzoo.models.checks import check_num_classes
 from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.batch_guard import check_batch_dimension, tensorflow_batch_errors
 
@@ -59,22 +68,64 @@ class SelfSupervisedTrainer(Trainer):
     # The smallest batch the objective is defined on, and why (see the module docstring).
     min_batch_size = 2
     batch_rule = "batch normalisation of its projections needs the statistics of at least two images"
+    # Whether x carries each image's memory-bank row, {"images", "index"} (`check_indexed_data`).
+    indexed = False
 
-    def _setup(self, backbone, augmentation, num_classes, seed):
+    def _setup(self, backbone, augmentation, num_classes, seed, build_probe=True):
+        """The backbone, the views' augmentation and (unless `build_probe=False`) the online classifier on h."""
         check_backbone(type(self).__name__, backbone)
-        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
-                                        or num_classes < 2):
-            raise ValueError(f"num_classes (the online linear classifier) must be an int >= 2 or None; "
-                             f"got {num_classes!r}.")
+        self.num_classes = check_num_classes(type(self).__name__, num_classes)
         self.backbone = backbone
         self.seed = seed
-        self.num_classes = num_classes
         self.augmentation = self._make_augmentation(augmentation)
         self.probe = None
-        if num_classes is not None:
-            self.probe = keras.layers.Dense(num_classes, name="online_probe")
-            self.probe.build((None, int(backbone.output_shape[-1])))  # h's width; built before fit traces
-            self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
+        if build_probe:
+            self.add_probe(int(backbone.output_shape[-1]))  # h's width
+
+    def add_probe(self, width):
+        """The online linear classifier on `width` features (None without `num_classes`), built before fit
+        traces; a trainer whose representation is not h (CMC's two views) adds it where its layers are made."""
+        self.probe = None
+        if self.num_classes is None:
+            return
+        self.probe = keras.layers.Dense(self.num_classes, name="online_probe")
+        self.probe.build((None, width))
+        self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
+
+    # --- the step's frame: call and compute_loss around the paper's objective ---------------
+    def call(self, inputs, training=False):
+        """Inference: `inference(inputs)`. Training: `forward_pass(inputs, training=True)`."""
+        if not training:
+            return self.inference(inputs)
+        return self.forward_pass(inputs, training=True)
+
+    def inference(self, inputs):
+        """What `model(x)` and `predict` return: the paper's embedding of the inference view."""
+        raise NotImplementedError
+
+    def forward_pass(self, inputs, training):
+        """The forward half of the step: a dict of tensors for `objective_loss` (`y_pred` in Keras's step).
+
+        (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
+        """
+        raise NotImplementedError
+
+    def objective_loss(self, outputs, training):
+        """The paper's loss on `forward_pass`'s outputs; updates the trainer's state and metrics."""
+        raise NotImplementedError
+
+    def probe_features(self, outputs):
+        """The online classifier's input among `forward_pass`'s outputs: h of the first view."""
+        return outputs["h"]
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """`objective_loss` of the forward half (run here when Keras's step did not), plus the probe's loss."""
+        self.check_labels(y)
+        if not isinstance(y_pred, dict):
+            y_pred = self.forward_pass(x, training)
+        loss = self.objective_loss(y_pred, training)
+        features = self.probe_features(y_pred) if self.probe is not None and y is not None else None
+        return loss + self.probe_loss(features, y)
 
     # --- the smallest batch -------------------------------------------------------------
     @classmethod
@@ -86,6 +137,8 @@ class SelfSupervisedTrainer(Trainer):
         self.check_batch_size(batch_size, examples, drop_remainder)
 
     def fit(self, *args, **kwargs):
+        if self.indexed:  # memory-bank rows: the indices checked before anything is traced
+            self.check_indexed_data(args[0] if args else kwargs.get("x"))
         with tensorflow_batch_errors():  # a batch too small in TensorFlow's graph: the same one line
             return super().fit(*args, **kwargs)
 
@@ -121,10 +174,14 @@ class SelfSupervisedTrainer(Trainer):
                 "augmentation must be 'default', a dict of the paper augmentation's arguments, a Keras "
                 f"layer or None; got {augmentation!r}."
             )
-        image_size = tuple(self.backbone.input_shape[1:3])
+        image_size = self.augmentation_image_size()
         if "image_size" not in augmentation and None in image_size:
             return None  # a variable-size backbone: the views must be given
         return self.default_augmentation(**{"image_size": image_size, **augmentation})
+
+    def augmentation_image_size(self):
+        """(H, W) at which the default augmentation draws its views: the backbone's input size."""
+        return tuple(self.backbone.input_shape[1:3])
 
     def views(self, inputs, training, count=2):
         """`count` views of the batch: the given ones, or drawn by the augmentation."""
@@ -174,11 +231,15 @@ class SelfSupervisedTrainer(Trainer):
 
         A new functional model on the shared backbone at each access; it takes images as
         the backbone does (normalised, when the augmentation normalises)."""
-        inputs = keras.Input(self.backbone.input_shape[1:], name="images")
+        inputs = keras.Input(self.encoder_input_shape(), name="images")
         features = self.backbone(inputs)
         if len(features.shape) == 4:
             features = keras.layers.GlobalAveragePooling2D(name="avg_pool")(features)
         return keras.Model(inputs, features, name=f"{self.name}_encoder")
+
+    def encoder_input_shape(self):
+        """(H, W, C) of the images `encoder` takes: the backbone's."""
+        return self.backbone.input_shape[1:]
 
     # --- online linear evaluation -------------------------------------------------------
     def probe_loss(self, features, labels):
@@ -195,6 +256,27 @@ class SelfSupervisedTrainer(Trainer):
         logits = ops.cast(self.probe(ops.stop_gradient(features)), "float32")  # (B, classes)
         self.probe_accuracy.update_state(labels, logits)
         return ops.mean(keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+
+    def check_indexed_data(self, x):
+        """Refuse data without each image's row index, or with one outside [0, num_data) (arrays, batches).
+
+        Memory-bank trainers (InstDisc, CMC) read and write each image's row; a traced
+        step cannot refuse a bad index (JAX clamps it), so `fit` checks arrays and
+        `EpochShuffledBatches` first. tf.data pipelines and generators are not read ahead.
+        """
+        from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+
+        owner = type(self).__name__
+        if isinstance(x, EpochShuffledBatches):
+            if not x.with_index:
+                raise ValueError(
+                    f"{owner} reads each image's memory-bank row, so the batches must carry the index: "
+                    "EpochShuffledBatches(..., with_index=True)."
+                )
+            check_index_range(np.asarray([0, len(x.x) - 1]), self.num_data, owner)
+        elif isinstance(x, dict) or hasattr(x, "shape") or isinstance(x, (list, tuple)):
+            _, index = split_indexed(x, owner)
+            check_index_range(keras.ops.convert_to_numpy(index), self.num_data, owner)
 
     def check_labels(self, y):
         if y is not None and len(getattr(y, "shape", ())) == 4:

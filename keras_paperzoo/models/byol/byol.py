@@ -10,20 +10,11 @@ from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.byol import symmetric_byol_loss
 from keras_paperzoo.models.byol.byol_presets import BYOL_PRESETS
+from keras_paperzoo.models.checks import check_choice, check_int_list, check_number
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.lars_schedule import lars_warmup_cosine, run_length
 from keras_paperzoo.training.momentum import SCHEDULES, MomentumEncoder
-
-
-def _check_dims(name, dims, allow_none=False):
-    if dims is None and allow_none:
-        return None
-    if (not isinstance(dims, (list, tuple)) or not dims
-            or any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims)):
-        rule = "a non-empty list of ints >= 1" + (" or None" if allow_none else "")
-        raise ValueError(f"BYOL {name} must be {rule}; got {name}={dims!r}.")
-    return [int(d) for d in dims]
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -94,19 +85,16 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
         kwargs.setdefault("name", "byol")
         super().__init__(**kwargs)
         check_backbone("BYOL", backbone)
-        self.projection_dims = _check_dims("projection_dims", projection_dims)
-        self.prediction_dims = _check_dims("prediction_dims", prediction_dims, allow_none=True)
+        self.projection_dims = check_int_list("BYOL", "projection_dims", projection_dims)
+        self.prediction_dims = check_int_list("BYOL", "prediction_dims", prediction_dims, allow_none=True)
         if self.prediction_dims is not None and self.prediction_dims[-1] != self.projection_dims[-1]:
             raise ValueError(
                 f"BYOL's predictor must output the projection's width {self.projection_dims[-1]}; got "
                 f"prediction_dims={prediction_dims!r}."
             )
-        if isinstance(tau_base, bool) or not isinstance(tau_base, (int, float)) or not 0.0 <= tau_base <= 1.0:
-            raise ValueError(f"BYOL tau_base must be a number in [0, 1]; got {tau_base!r}.")
-        if momentum_schedule not in SCHEDULES:
-            raise ValueError(f"BYOL momentum_schedule must be one of {SCHEDULES}; got {momentum_schedule!r}.")
-        self.tau_base = float(tau_base)
-        self.momentum_schedule = momentum_schedule
+        self.tau_base = check_number("BYOL", "tau_base", tau_base, "[0, 1]", named=False)
+        self.momentum_schedule = check_choice("BYOL", "momentum_schedule", momentum_schedule, SCHEDULES,
+                                              rule=f"one of {SCHEDULES}", named=False)
         self._setup(backbone, augmentation, num_classes, seed)
 
         # === Layers ===
@@ -128,15 +116,12 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
         return byol_views(image_size, seed=self.seed, **arguments)
 
     # --- one step ---------------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: the online projection z (B, 256). Training: the online side of the step."""
-        if not training:
-            return self.online_network(self.inference_view(inputs), training=False)
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """The online projection z (B, 256)."""
+        return self.online_network(self.inference_view(inputs), training=False)
 
     def forward_pass(self, inputs, training):
-        """{"y": (B, D) of v, "q": [q(v), q(v')], "views": [v, v']}."""
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
+        """The online side of the step: {"y": (B, D) of v, "q": [q(v), q(v')], "views": [v, v']}."""
         views = self.views(inputs, training) if training else [self.inference_view(inputs)] * 2
         outputs = {"q": [], "views": views}
         for view in views:  # batch norm per view, as the authors' code
@@ -148,10 +133,7 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
             outputs.setdefault("z", z)
         return outputs
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         if training:
             self.target_network.update()  # xi <- tau_k xi + (1 - tau_k) theta
         view, other_view = y_pred["views"]
@@ -161,7 +143,10 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
         loss = symmetric_byol_loss(q, z_target_other, q_other, z_target)  # eq. 2: L + L~
         normalized = ops.cast(self.normalize(y_pred["z"]), "float32")  # (B, 256)
         self.output_std_tracker.update_state(ops.mean(ops.std(normalized, axis=0)))
-        return loss + self.probe_loss(y_pred["y"], y)
+        return loss
+
+    def probe_features(self, outputs):
+        return outputs["y"]  # the online representation of v: (B, D)
 
     # --- the paper's optimizer -------------------------------------------------------------
     def set_run_length(self, batch_size=256, steps_per_epoch=None, epochs=None):

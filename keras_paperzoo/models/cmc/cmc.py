@@ -2,37 +2,26 @@
 (https://arxiv.org/abs/1906.05849, ECCV 2020), on the L and ab views of images.
 """
 
-import numbers
-
-import numpy as np
-
 import keras
 from keras import ops
 
-from keras_paperzoo.data.indexed import INDEX, check_index_range, split_indexed
+from keras_paperzoo.data.indexed import split_indexed
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.memory_bank import MemoryBank
 from keras_paperzoo.layers.nce_normalizer import NCENormalizer
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
 from keras_paperzoo.losses.nce import nce_loss
+from keras_paperzoo.models.checks import check_choice, check_int, check_number
 from keras_paperzoo.models.cmc.cmc_augmentation import CMCAugmentation
+from keras_paperzoo.models.cmc.cmc_encoders import VIEW_CHANNELS, cmc_encoder, view_backbones
 from keras_paperzoo.models.cmc.cmc_layers import LabViews, check_rgb
+from keras_paperzoo.models.cmc.cmc_optimizer import cmc_optimizer
 from keras_paperzoo.models.cmc.cmc_presets import CMC_PRESETS
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
-from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone, pool_features
-from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
-from keras_paperzoo.training.schedules import StepDecay
+from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, pool_features
 
 LOSSES = ("nce", "softmax")
-VIEW_CHANNELS = (("backbone", 1), ("ab_backbone", 2))  # L: 1 channel; ab: 2
-# The authors' train_CMC.py: 240 epochs, lr x0.1 after epochs 120, 160 and 200.
-PAPER_EPOCHS = 240
-DECAY_EPOCHS = (120, 160, 200)
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -123,44 +112,32 @@ class CMC(SelfSupervisedTrainer, keras.Model):
     backbone_class = ResNetBackbone
     presets = CMC_PRESETS
     argument_attributes = {"loss": "objective"}
+    indexed = True  # x = {"images", "index"}: each image's rows in the banks
 
     def __init__(self, backbone, num_data, ab_backbone=None, num_negatives=4096, temperature=0.07, feature_dim=128,
                  bank_momentum=0.5, loss="nce", augmentation="default", num_classes=None, seed=None, **kwargs):
         kwargs.setdefault("name", "cmc")
         super().__init__(**kwargs)
-        _validate(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss, num_classes)
-        _check_view_backbone("backbone", backbone, 1)
-        if ab_backbone is None:
-            ab_backbone = backbone_for_channels(backbone, 2, name=f"{backbone.name}_ab")
-        _check_view_backbone("ab_backbone", ab_backbone, 2)
-        if tuple(ab_backbone.input_shape[1:3]) != tuple(backbone.input_shape[1:3]):
-            raise ValueError(f"CMC's two encoders see the same crops, so backbone and ab_backbone need the same image "
-                             f"size; got {tuple(backbone.input_shape[1:3])} and {tuple(ab_backbone.input_shape[1:3])}.")
-        if ab_backbone.name == backbone.name:
-            raise ValueError(f"backbone and ab_backbone need different names (the encoder holds both); both are "
-                             f"named {backbone.name!r}.")
+        _validate(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss)
+        backbone, ab_backbone = view_backbones(backbone, ab_backbone)
         self.num_data = int(num_data)
         self.num_negatives = int(num_negatives)
         self.temperature = float(temperature)
         self.feature_dim = int(feature_dim)
         self.bank_momentum = float(bank_momentum)
         self.objective = loss  # `loss` is keras.Model's attribute (set by compile)
-        self._setup(backbone, augmentation, None, seed)  # the probe is built below, on both views' features
+        self._setup(backbone, augmentation, num_classes, seed, build_probe=False)  # the probe: on both views
         self.ab_backbone = ab_backbone
-        self.num_classes = num_classes
 
         # === Layers ===
-        self.lab_views = LabViews(*self._input_statistics(), name="lab_views")
+        self.lab_views = LabViews.undoing(self.augmentation, name="lab_views")
         widths = [int(b.output_shape[-1]) for b in (backbone, ab_backbone)]  # D_L, D_ab
         self.l_head = ProjectionHead((self.feature_dim,), name="l_head")  # the authors' fc: linear
         self.ab_head = ProjectionHead((self.feature_dim,), name="ab_head")
         self.l_head.build((None, widths[0]))
         self.ab_head.build((None, widths[1]))
         self.normalize = L2Normalization(name="l2_normalize")
-        if num_classes is not None:
-            self.probe = keras.layers.Dense(num_classes, name="online_probe")
-            self.probe.build((None, sum(widths)))
-            self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
+        self.add_probe(sum(widths))  # on [h_l | h_ab], if num_classes
 
         # === State updated outside gradient descent ===
         self.l_bank = MemoryBank(self.num_data, self.feature_dim, self.bank_momentum, seed=seed, name="l_bank")
@@ -176,13 +153,6 @@ class CMC(SelfSupervisedTrainer, keras.Model):
 
     def default_augmentation(self, image_size, **arguments):
         return CMCAugmentation(**{"image_size": image_size, "seed": self.seed, **arguments})
-
-    def _input_statistics(self):
-        """(mean, std) by which the augmentation normalises RGB, or (None, None)."""
-        mean, std = getattr(self.augmentation, "mean", None), getattr(self.augmentation, "std", None)
-        if isinstance(mean, (list, tuple)) and isinstance(std, (list, tuple)):
-            return list(mean), list(std)
-        return None, None
 
     # --- the parts, by their names in the paper ------------------------------------
     def embed(self, images, training=False):
@@ -212,18 +182,15 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         return {"l": l_logits, "ab": ab_logits}
 
     # --- one step ---------------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: [z1 | z2] (B, 2 C). Training: the forward half of the step (`forward_pass`)."""
-        if not training:
-            images = inputs.get("images") if isinstance(inputs, dict) else inputs
-            check_rgb(images)
-            parts = self.embed(self.inference_view(images), training=False)
-            return ops.concatenate([parts["z_l"], parts["z_ab"]], axis=-1)
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """[z1 | z2] (B, 2 C)."""
+        images = inputs.get("images") if isinstance(inputs, dict) else inputs
+        check_rgb(images)
+        parts = self.embed(self.inference_view(images), training=False)
+        return ops.concatenate([parts["z_l"], parts["z_ab"]], axis=-1)
 
     def forward_pass(self, inputs, training):
         """Steps 1-2: {"z_l", "z_ab": (B, C), "h": (B, D_L + D_ab), "index": (B,)}."""
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         images, index = split_indexed(inputs, "CMC")
         check_rgb(images)
         if training and self.augmentation is not None:
@@ -234,10 +201,7 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         return {"z_l": parts["z_l"], "z_ab": parts["z_ab"], "index": index,
                 "h": ops.concatenate([parts["h_l"], parts["h_ab"]], axis=-1)}
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         z_l, z_ab = y_pred["z_l"], y_pred["z_ab"]  # (B, C) each
         index = ops.cast(y_pred["index"], "int32")  # (B,)
         negative_index = self.l_bank.sample(ops.shape(index)[0], self.num_negatives)  # (B, m), both directions
@@ -254,37 +218,16 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         self.ab_loss_tracker.update_state(ab_loss)
         accuracy = (contrastive_accuracy(logits["l"]) + contrastive_accuracy(logits["ab"])) / 2.0
         self.contrastive_accuracy_tracker.update_state(accuracy)
-        return l_loss + ab_loss + self.probe_loss(y_pred["h"], y)  # L(V1, V2) = L^{V1,V2} + L^{V2,V1}
-
-    def fit(self, x=None, *args, **kwargs):
-        """`keras.Model.fit`, after checking that every index of `x` has a row in the banks."""
-        self._check_indices(x)
-        return super().fit(x, *args, **kwargs)
-
-    def _check_indices(self, x):
-        if isinstance(x, dict) and INDEX in x and isinstance(x[INDEX], (np.ndarray, list, tuple)):
-            check_index_range(np.asarray(x[INDEX]), self.num_data, "CMC")
-        elif getattr(x, "with_index", False) and hasattr(x, "x"):  # EpochShuffledBatches: rows 0 .. len(x) - 1
-            check_index_range(np.array([0, len(x.x) - 1]), self.num_data, "CMC")
+        return l_loss + ab_loss  # L(V1, V2) = L^{V1,V2} + L^{V2,V1}
 
     # --- downstream -------------------------------------------------------------------------
     @property
     def encoder(self):
         """RGB images -> [pool(f1(L)) | pool(f2(ab))]: the representation the kNN, the linear probe and export use.
 
-        A new functional model on the shared encoders at each access; it takes
-        images as the augmentation leaves them (normalised, when it normalises).
+        It takes images as the augmentation leaves them (normalised, when it normalises).
         """
-        inputs = keras.Input(tuple(self.backbone.input_shape[1:3]) + (3,), name="images")
-        luminance, chroma = self.lab_views(inputs)
-        features = []
-        for view, network, images in (("l", self.backbone, luminance), ("ab", self.ab_backbone, chroma)):
-            x = network(images)
-            if len(x.shape) == 4:
-                x = keras.layers.GlobalAveragePooling2D(name=f"{view}_avg_pool")(x)
-            features.append(x)
-        outputs = keras.layers.Concatenate(name="representation")(features)  # (B, D_L + D_ab)
-        return keras.Model(inputs, outputs, name=f"{self.name}_encoder")
+        return cmc_encoder(self.lab_views, self.backbone, self.ab_backbone, name=f"{self.name}_encoder")
 
     # --- config and presets -------------------------------------------------------------------
     @classmethod
@@ -314,66 +257,15 @@ class CMC(SelfSupervisedTrainer, keras.Model):
         return cmc_optimizer(steps_per_epoch, epochs, learning_rate=learning_rate, weight_decay=weight_decay)
 
 
-def cmc_optimizer(steps_per_epoch, epochs=None, learning_rate=None, weight_decay=1e-4):
-    """The authors' SGD (`train_CMC.py`): lr 0.03, momentum 0.9, coupled weight decay 1e-4, x0.1 after
-    epochs 120, 160 and 200 of 240, at the same fractions of a run of `steps_per_epoch` x `epochs` updates.
-
-    The authors set the rate once per epoch and do not scale it with the batch (128
-    for their ResNets, 256 for AlexNet); here the drops fall on the update at that
-    fraction of the run.
-    """
-    for name, value in (("steps_per_epoch", steps_per_epoch), ("epochs", epochs or PAPER_EPOCHS)):
-        if not _is_int(value) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {value!r}.")
-    learning_rate = 0.03 if learning_rate is None else float(learning_rate)
-    total = int(steps_per_epoch) * int(epochs or PAPER_EPOCHS)
-    boundaries = sorted({max(1, round(total * e / PAPER_EPOCHS)) for e in DECAY_EPOCHS})
-    return ScheduledMomentumSGD(StepDecay(learning_rate, boundaries=boundaries, factor=0.1), momentum=0.9,
-                                l2=weight_decay)
-
-
-def backbone_for_channels(backbone, channels, name):
-    """A new network like `backbone` (same architecture, fresh weights) taking images of `channels` channels."""
-    shape = tuple(backbone.input_shape[1:3]) + (channels,)
-    config = backbone.get_config()
-    if isinstance(config, dict) and "image_shape" in config:  # the package's backbones
-        return type(backbone).from_config({**config, "image_shape": shape, "name": name})
-    if isinstance(backbone, keras.Sequential):
-        layers = [type(layer).from_config(layer.get_config()) for layer in backbone.layers]
-        return keras.Sequential([keras.Input(shape), *layers], name=name)
-    try:
-        clone = keras.models.clone_model(backbone, input_tensors=keras.Input(shape))
-    except (ValueError, TypeError) as error:
-        raise ValueError(f"CMC cannot rebuild {backbone.name} for the ab view's {channels} channels ({error}); "
-                         "pass ab_backbone=.") from error
-    return keras.Model(clone.inputs, clone.outputs, name=name)
-
-
-def _check_view_backbone(argument, backbone, channels):
-    check_backbone("CMC", backbone)
-    got = backbone.input_shape[-1]
-    if got != channels:
-        view = "L" if channels == 1 else "ab"
-        raise ValueError(f"CMC's {argument} encodes the {view} view, so it takes {channels}-channel images "
-                         f"(B, H, W, {channels}); {backbone.name} has input shape {backbone.input_shape}.")
-
-
-def _validate(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss, num_classes):
+def _validate(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss):
     """Check CMC's arguments; each message names the value and the rule."""
     for name, value in (("num_data", num_data), ("num_negatives", num_negatives), ("feature_dim", feature_dim)):
-        if not _is_int(value) or value < 1:
-            raise ValueError(f"CMC {name} must be an int >= 1; got {name}={value!r}.")
+        check_int("CMC", name, value)
     if num_negatives > num_data:
         raise ValueError(
             f"CMC draws num_negatives={num_negatives} rows per image from memory banks of num_data={num_data} rows "
             "(one per training image): the banks must have at least as many rows as negatives."
         )
-    if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0:
-        raise ValueError(f"CMC temperature must be a number > 0; got {temperature!r}.")
-    if isinstance(bank_momentum, bool) or not isinstance(bank_momentum, numbers.Real) or not 0 <= bank_momentum < 1:
-        raise ValueError(f"CMC bank_momentum must be a number in [0, 1); got {bank_momentum!r}.")
-    if loss not in LOSSES:
-        raise ValueError(f"CMC loss must be 'nce' or 'softmax'; got {loss!r}.")
-    if num_classes is not None and (not _is_int(num_classes) or num_classes < 2):
-        raise ValueError(f"num_classes (the online linear classifier) must be an int >= 2 or None; "
-                         f"got {num_classes!r}.")
+    check_number("CMC", "temperature", temperature, "> 0", named=False)
+    check_number("CMC", "bank_momentum", bank_momentum, "[0, 1)", named=False)
+    check_choice("CMC", "loss", loss, LOSSES, named=False)

@@ -54,6 +54,14 @@ class LabViews(keras.layers.Layer):
             each) by which the inputs were normalised; they are undone first.
     """
 
+    @classmethod
+    def undoing(cls, augmentation, **kwargs):
+        """LabViews that undo `augmentation`'s per-channel normalisation (its `mean` and `std`), if it has one."""
+        mean, std = getattr(augmentation, "mean", None), getattr(augmentation, "std", None)
+        if isinstance(mean, (list, tuple)) and isinstance(std, (list, tuple)):
+            return cls(list(mean), list(std), **kwargs)
+        return cls(None, None, **kwargs)
+
     def __init__(self, input_mean=None, input_std=None, **kwargs):
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)

@@ -9,28 +9,23 @@ import keras
 from keras import ops
 
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, info_nce_from_logits
+from keras_paperzoo.models.checks import check_choice, check_int, check_num_classes, check_number
 from keras_paperzoo.models.cpc.cpc_augmentation import CPCAugmentation, PatchAugmentation
 from keras_paperzoo.models.cpc.cpc_encoder import CPCResNet, StridedConvEncoder
 from keras_paperzoo.models.cpc.cpc_layers import (
-    DIRECTIONS,
-    ColumnGRUContext,
     GridEncoder,
     PatchGrid,
-    PixelCNNContext,
-    grid_shape,
+    build_context,
+    cpc_encoder,
     orient,
+    prediction_networks,
     unorient,
 )
+from keras_paperzoo.models.cpc.cpc_grid import check_cpc_backbone, check_directions, cpc_grid
 from keras_paperzoo.models.cpc.cpc_presets import CPC_PRESETS
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer
 
 CONTEXTS = ("pixelcnn", "gru")
-
-
-def _int(name, value, low):
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"CPC {name} must be an int >= {low}; got {value!r}.")
-    return int(value)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -139,84 +134,31 @@ class CPC(SelfSupervisedTrainer, keras.Model):
                  num_classes=None, seed=None, **kwargs):
         kwargs.setdefault("name", "cpc")
         super().__init__(**kwargs)
-        if not isinstance(backbone, keras.Model):
-            raise ValueError(f"CPC needs a keras.Model backbone (the encoder g_enc); got {type(backbone).__name__}.")
-        input_shape = tuple(backbone.input_shape) if isinstance(getattr(backbone, "input_shape", None), tuple) else ()
-        if len(input_shape) not in (3, 4):
-            raise ValueError(
-                f"CPC needs a backbone taking patches (B, p, p, C) or sequences (B, T, C); {backbone.name} has input "
-                f"shape {input_shape or None}."
-            )
-        self.sequence = len(input_shape) == 3
-        if context not in CONTEXTS:
-            raise ValueError(f"CPC context must be one of {CONTEXTS}; got {context!r}.")
-        self.context = context
-        self.context_blocks = _int("context_blocks", context_blocks, 1)
-        self.context_units = _int("context_units", context_units, 1)
-        self.prediction_steps = _int("prediction_steps", prediction_steps, 1)
-        self.steps_to_ignore = _int("steps_to_ignore", steps_to_ignore, 0)
+        check_cpc_backbone(backbone)
+        self.context = check_choice("CPC", "context", context, CONTEXTS, rule=f"one of {CONTEXTS}", named=False)
+        self.context_blocks = check_int("CPC", "context_blocks", context_blocks, named=False)
+        self.context_units = check_int("CPC", "context_units", context_units, named=False)
+        self.prediction_steps = check_int("CPC", "prediction_steps", prediction_steps, named=False)
+        self.steps_to_ignore = check_int("CPC", "steps_to_ignore", steps_to_ignore, low=0, named=False)
         if self.steps_to_ignore >= self.prediction_steps:
             raise ValueError(f"CPC steps_to_ignore must be smaller than prediction_steps ({self.prediction_steps}); "
                              f"got {steps_to_ignore!r}.")
-        directions = [directions] if isinstance(directions, str) else list(directions or [])
-        if not directions or any(d not in DIRECTIONS for d in directions) or len(set(directions)) < len(directions):
-            raise ValueError(f"CPC directions must be distinct names among {DIRECTIONS}; got {directions!r}.")
-        self.directions = directions
-        if target_dim is not None:
-            target_dim = _int("target_dim", target_dim, 1)
-        self.target_dim = target_dim
-        if isinstance(prediction_scale, bool) or not isinstance(prediction_scale, (int, float)) or \
-                not prediction_scale > 0:
-            raise ValueError(f"CPC prediction_scale must be a number > 0; got {prediction_scale!r}.")
-        self.prediction_scale = float(prediction_scale)
+        self.directions = directions = check_directions(directions)
+        self.target_dim = check_int("CPC", "target_dim", target_dim, allow_none=True, named=False)
+        self.prediction_scale = check_number("CPC", "prediction_scale", prediction_scale, "> 0", named=False)
         self.color_dropping = bool(color_dropping)
-        if num_classes is not None and (isinstance(num_classes, bool) or not isinstance(num_classes, int)
-                                        or num_classes < 2):
-            raise ValueError(f"num_classes (the online linear classifier) must be an int >= 2 or None; "
-                             f"got {num_classes!r}.")
-        self.backbone, self.num_classes, self.seed = backbone, num_classes, seed
+        self.num_classes = check_num_classes("CPC", num_classes)
+        self.backbone, self.seed = backbone, seed
         self.steps = list(range(self.steps_to_ignore + 1, self.prediction_steps + 1))  # k
 
         # === The grid ===
-        if self.sequence:
-            if image_shape is not None or patch_stride is not None:
-                raise ValueError(f"CPC on sequences (a backbone taking (B, T, C)) takes no image_shape or "
-                                 f"patch_stride; got image_shape={image_shape!r}, patch_stride={patch_stride!r}.")
-            length = backbone.output_shape[1] if len(backbone.output_shape) == 3 else "not a sequence"
-            if not isinstance(length, int):
-                raise ValueError(f"CPC needs a sequence backbone with a known output length (B, T', D); "
-                                 f"{backbone.name} returns {backbone.output_shape}.")
-            self.grid_size = (length, 1)
-            self.patch_size = self.patch_stride = None
-            self.image_shape = None
-            if directions != ["down"]:
-                raise ValueError(f"CPC on sequences predicts forward in time only: directions=['down']; "
-                                 f"got {directions!r}.")
-        else:
-            if image_shape is None:
-                raise ValueError("CPC on images needs image_shape=(H, W, C), the images the grid is cut from "
-                                 f"({backbone.name} takes patches of shape {input_shape[1:]}).")
-            image_shape = tuple(image_shape)
-            if len(image_shape) != 3 or image_shape[-1] != input_shape[-1]:
-                raise ValueError(f"CPC image_shape must be (H, W, C) with the backbone's {input_shape[-1]} channels; "
-                                 f"got {image_shape!r}.")
-            self.image_shape = image_shape
-            self.patch_size = tuple(input_shape[1:3])
-            if patch_stride is None:
-                patch_stride = tuple(max(1, p // 2) for p in self.patch_size)  # "32 pixels overlap" of 64
-            stride = (patch_stride, patch_stride) if isinstance(patch_stride, int) else tuple(patch_stride)
-            self.grid_size = grid_shape(image_shape[:2], self.patch_size, stride, owner="CPC")
-            self.patch_stride = list(stride)
-        if patch_jitter is None and not self.sequence:
-            patch_jitter = min(self.patch_size) // 16  # v1: a 60 x 60 subcrop of a 64 x 64 patch
-        self.patch_jitter = 0 if self.sequence else _int("patch_jitter", patch_jitter, 0)
-        self._check_grid()
+        grid = cpc_grid(backbone, image_shape, patch_stride, patch_jitter, directions, self.prediction_steps,
+                        augmentation)
+        for name, value in grid.items():  # sequence, grid_size, image_shape, patch_size, patch_stride, patch_jitter
+            setattr(self, name, value)
 
         # === Layers ===
         if self.sequence:
-            if augmentation not in (None, "default"):
-                raise ValueError(f"CPC on sequences takes no augmentation (the paper augments no audio); "
-                                 f"got {augmentation!r}.")
             self.augmentation = None
             self.grid = self.grid_encoder = self.patch_augmentation = None
         else:
@@ -228,54 +170,14 @@ class CPC(SelfSupervisedTrainer, keras.Model):
                 self.patch_augmentation = PatchAugmentation(self.patch_jitter, self.color_dropping, seed=seed,
                                                             name="patch_augmentation")
         depth = int(backbone.output_shape[-1])  # D
-        self.contexts = [self._context_network(f"context_{d}") for d in directions]  # g_ar per direction
-        width = target_dim or depth
-        self.target_projection = None
-        if target_dim is not None:  # A.2: targets = conv1x1(latents, 64)
-            self.target_projection = keras.layers.Dense(target_dim, use_bias=False, name="target_projection")
-        # W_k: one per direction and step (eq. 3: "a different W_k for every step k"), starting at zero.
-        self.predictors = [keras.layers.Dense(width, use_bias=False, kernel_initializer="zeros",
-                                              name=f"predictor_{d}_k{k}")
-                           for d in directions for k in self.steps]
-        self.probe = None
-        if num_classes is not None:
-            self.probe = keras.layers.Dense(num_classes, name="online_probe")
-            self.probe_accuracy = keras.metrics.SparseCategoricalAccuracy(name="probe_accuracy")
+        self.contexts, self.target_projection, self.predictors = prediction_networks(
+            depth, directions, self.steps, context, context_blocks, self.context_units, target_dim)  # g_ar, W_k
+        self.add_probe(self.representation_width)  # the online classifier, if num_classes
+        for direction, network in zip(directions, self.contexts):  # after the probe is made, as it always was
+            build_context(network, depth, self.grid_size, direction)
         self.mi_bound_tracker = keras.metrics.Mean(name="mi_bound")
         self.contrastive_accuracy_tracker = keras.metrics.Mean(name="contrastive_accuracy")
-        self._build_networks(depth)
         self.built = True
-
-    # --- construction ---------------------------------------------------------------
-    def _context_network(self, name):
-        if self.context == "gru":
-            return ColumnGRUContext(self.context_units, name=name)
-        return PixelCNNContext(self.context_blocks, self.context_units, name=name)
-
-    def _check_grid(self):
-        rows, cols = self.grid_size
-        for direction in self.directions:
-            length, axis = (rows, "rows") if direction in ("down", "up") else (cols, "columns")
-            if length <= self.prediction_steps:
-                what = (f"{length} steps" if self.sequence else
-                        f"the {rows} x {cols} grid of {self.image_shape[0]}-pixel images ({length} {axis})")
-                raise ValueError(
-                    f"CPC prediction_steps {self.prediction_steps} needs at least {self.prediction_steps + 1} "
-                    f"{'steps' if self.sequence else axis} to predict '{direction}'; {what} has fewer."
-                )
-
-    def _build_networks(self, depth):
-        rows, cols = self.grid_size
-        for direction, context in zip(self.directions, self.contexts):
-            shape = (None, rows, cols, depth) if direction in ("down", "up") else (None, cols, rows, depth)
-            context.build(shape)
-        context_width = depth if self.context == "pixelcnn" else self.context_units
-        for predictor in self.predictors:
-            predictor.build((None, context_width))
-        if self.target_projection is not None:
-            self.target_projection.build((None, depth))
-        if self.probe is not None:
-            self.probe.build((None, self.representation_width))
 
     @property
     def representation_width(self):
@@ -284,29 +186,19 @@ class CPC(SelfSupervisedTrainer, keras.Model):
             return self.context_units if self.context == "gru" else int(self.backbone.output_shape[-1])
         return int(self.backbone.output_shape[-1])
 
-    def _make_augmentation(self, augmentation):
-        if augmentation is None or isinstance(augmentation, keras.layers.Layer):
-            return augmentation
-        if augmentation == "default":
-            augmentation = {}
-        if not isinstance(augmentation, dict):
-            raise ValueError("augmentation must be 'default', a dict of CPCAugmentation's arguments, a Keras layer "
-                             f"or None; got {augmentation!r}.")
-        return self.default_augmentation(**{"image_size": tuple(self.image_shape[:2]), **augmentation})
+    def augmentation_image_size(self):
+        return tuple(self.image_shape[:2])
 
     def default_augmentation(self, image_size, **arguments):
         return CPCAugmentation(image_size, seed=self.seed, **arguments)
 
     # --- the step ------------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: the representation (B, D) (see `encoder`). Training: {"z": the grid of encodings}."""
-        if training:
-            return self.forward_pass(inputs, training=True)
-        z = self.encode(self.inference_view(inputs), training=False)
-        return self.represent_grid(z)
+    def inference(self, inputs):
+        """The representation (B, D) (see `encoder`)."""
+        return self.represent_grid(self.encode(self.inference_view(inputs), training=False))
 
     def forward_pass(self, inputs, training):
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
+        """{"z": the grid of encodings}."""
         if isinstance(inputs, (list, tuple)):
             raise ValueError(f"CPC takes one batch of {'sequences' if self.sequence else 'images'}, not views; "
                              f"got {len(inputs)} tensors.")
@@ -361,10 +253,7 @@ class CPC(SelfSupervisedTrainer, keras.Model):
                 out.append((direction, k, logits, labels))
         return out
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         z = y_pred["z"]  # (B, rows, cols, D)
         losses, accuracies = [], []
         for _, _, logits, labels in self.prediction_logits(z):
@@ -374,9 +263,10 @@ class CPC(SelfSupervisedTrainer, keras.Model):
         candidates = ops.cast(ops.shape(z)[0] * self.grid_size[0] * self.grid_size[1], "float32")  # N
         self.mi_bound_tracker.update_state(ops.log(candidates) - loss)  # eq. 5: I >= log N - L_N
         self.contrastive_accuracy_tracker.update_state(ops.mean(ops.stack(accuracies)))
-        if self.probe is None or y is None:
-            return loss
-        return loss + self.probe_loss(self.represent_grid(z), y)
+        return loss
+
+    def probe_features(self, outputs):
+        return self.represent_grid(outputs["z"])
 
     # --- downstream -------------------------------------------------------------------
     @property
@@ -388,16 +278,8 @@ class CPC(SelfSupervisedTrainer, keras.Model):
         (B, D), v1's linear-probe input. Sequences (B, T, C) -> the backbone -> the
         context c (the first direction's network) -> the mean over time: (B, units).
         """
-        if self.sequence:
-            inputs = keras.Input(self.backbone.input_shape[1:], name="signal")
-            z = keras.layers.Reshape((self.grid_size[0], 1, -1), name="as_grid")(self.backbone(inputs))
-            features = keras.layers.GlobalAveragePooling2D(name="time_mean")(self.contexts[0](z))
-        else:
-            inputs = keras.Input(self.image_shape, name="images")
-            z = GridEncoder(self.backbone, name="grid_encoder")(PatchGrid(self.patch_size, self.patch_stride,
-                                                                          name="patch_grid")(inputs))
-            features = keras.layers.GlobalAveragePooling2D(name="grid_mean")(z)
-        return keras.Model(inputs, features, name=f"{self.name}_encoder")
+        return cpc_encoder(self.backbone, self.contexts[0], self.grid_size, self.image_shape, self.patch_size,
+                           self.patch_stride, name=f"{self.name}_encoder")
 
     # --- the paper's optimizer --------------------------------------------------------------
     def paper_optimizer(self, batch_size=None, steps_per_epoch=None, epochs=None, learning_rate=2e-4):

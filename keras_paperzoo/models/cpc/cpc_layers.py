@@ -14,6 +14,8 @@
   an audio sequence is a grid with one column).
 - `orient` / `unorient`: the grid turned so that "down" is the direction of
   prediction (v2 predicts from above, below, the left and the right).
+- `prediction_networks` / `build_context`: a CPC trainer's context networks g_ar and its W_k.
+- `cpc_encoder`: what CPC evaluates downstream, as a functional model.
 """
 
 import keras
@@ -284,3 +286,54 @@ def unorient(grid, direction):
     if direction in ("up", "left"):
         grid = ops.flip(grid, axis=1)
     return grid if direction in ("down", "up") else ops.transpose(grid, (0, 2, 1, 3))
+
+
+def cpc_encoder(backbone, context, grid_size, image_shape, patch_size, patch_stride, name):
+    """What CPC evaluates downstream, as a new functional model on the shared `backbone` (and `context`).
+
+    Images (normalised, as the augmentation leaves them) -> the patch grid -> the backbone
+    on every patch (mean-pooled maps) -> the mean over the grid: (B, D), v1's linear-probe
+    input (image_shape given). Sequences (B, T, C) -> the backbone -> the context c
+    (`context`, the first direction's network) -> the mean over time: (B, units)
+    (image_shape None).
+    """
+    if image_shape is None:
+        inputs = keras.Input(backbone.input_shape[1:], name="signal")
+        z = keras.layers.Reshape((grid_size[0], 1, -1), name="as_grid")(backbone(inputs))
+        features = keras.layers.GlobalAveragePooling2D(name="time_mean")(context(z))
+    else:
+        inputs = keras.Input(image_shape, name="images")
+        z = GridEncoder(backbone, name="grid_encoder")(PatchGrid(patch_size, patch_stride, name="patch_grid")(inputs))
+        features = keras.layers.GlobalAveragePooling2D(name="grid_mean")(z)
+    return keras.Model(inputs, features, name=name)
+
+
+def prediction_networks(depth, directions, steps, context, context_blocks, context_units,
+                        target_dim=None):
+    """(contexts, target_projection, predictors): g_ar per direction and W_k per direction and step.
+
+    The W_k and the projection are built; each context is built by `build_context` (its
+    layers are made when it is built, so the trainer chooses when their seeds are drawn).
+    The contexts are `PixelCNNContext`s (context="pixelcnn") or `ColumnGRUContext`s ("gru")
+    over the (rows, cols) grid of D = `depth` encodings, turned for each direction; the
+    target projection (A.2: targets = conv1x1(latents, 64)) is None without `target_dim`;
+    the W_k (eq. 3: "a different W_k for every step k", one per direction too) start at
+    zero, so that every candidate starts with the same score.
+    """
+    contexts = [ColumnGRUContext(context_units, name=f"context_{d}") if context == "gru" else
+                PixelCNNContext(context_blocks, context_units, name=f"context_{d}") for d in directions]
+    target_projection = None
+    if target_dim is not None:
+        target_projection = keras.layers.Dense(target_dim, use_bias=False, name="target_projection")
+        target_projection.build((None, depth))
+    predictors = [keras.layers.Dense(target_dim or depth, use_bias=False, kernel_initializer="zeros",
+                                     name=f"predictor_{d}_k{k}") for d in directions for k in steps]
+    for predictor in predictors:
+        predictor.build((None, depth if context == "pixelcnn" else context_units))
+    return contexts, target_projection, predictors
+
+
+def build_context(context, depth, grid_size, direction):
+    """Build a context network for the (rows, cols) grid of D = `depth` encodings turned for `direction`."""
+    rows, cols = grid_size
+    context.build((None, rows, cols, depth) if direction in ("down", "up") else (None, cols, rows, depth))

@@ -2,19 +2,18 @@
 Features" (ECCV 2018, https://arxiv.org/abs/1807.05520).
 """
 
-import numbers
-
 import numpy as np
 
 import keras
 from keras import ops
 
 from keras_paperzoo.clustering import kmeans, pca_whiten
-from keras_paperzoo.data.indexed import IMAGES, split_indexed
+from keras_paperzoo.data.indexed import split_indexed
 from keras_paperzoo.data.view_recipes import ViewAugmentation
 from keras_paperzoo.models.deepcluster.deepcluster_callback import Reclustering
 from keras_paperzoo.models.deepcluster.deepcluster_presets import DEEPCLUSTER_PRESETS
-from keras_paperzoo.models.deepcluster.deepcluster_sampler import ClusterBalancedBatches
+from keras_paperzoo.models.checks import check_choice, check_int
+from keras_paperzoo.models.deepcluster.deepcluster_sampler import fit_batches
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
@@ -22,10 +21,6 @@ from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 OWNER = "DeepCluster"
 KMEANS_INITS = ("random", "k-means++")
 CLASSIFIER_STDDEV = 0.01  # the authors' top layer: weights N(0, 0.01), bias 0
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -197,11 +192,9 @@ class DeepCluster(SelfSupervisedTrainer, keras.Model):
                     slot.assign(ops.zeros(slot.shape, slot.dtype))
 
     # --- the training step (step 5) -----------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: h (B, D) of the inference view. Training: {"h", "logits", "index"} (`forward_pass`)."""
-        if not training:
-            return self.represent(self.inference_view(inputs), training=False)
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """h (B, D) of the inference view."""
+        return self.represent(self.inference_view(inputs), training=False)
 
     def forward_pass(self, inputs, training):
         """{"h": (B, D) features, "logits": (B, k) classifier scores, "index": (B,) rows}."""
@@ -210,15 +203,11 @@ class DeepCluster(SelfSupervisedTrainer, keras.Model):
         h = self.represent(view, training=training)  # (B, D)
         return {"h": h, "logits": self.classifier(h), "index": index}
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         targets = ops.take(self.pseudo_labels, ops.cast(y_pred["index"], "int32"))  # (B,): y_n, eq. (1)
         logits = ops.cast(y_pred["logits"], "float32")  # (B, k)
         self.pseudo_label_accuracy.update_state(targets, logits)
-        loss = ops.mean(keras.losses.sparse_categorical_crossentropy(targets, logits, from_logits=True))
-        return loss + self.probe_loss(y_pred["h"], y)
+        return ops.mean(keras.losses.sparse_categorical_crossentropy(targets, logits, from_logits=True))
 
     # --- fit: the outer loop -------------------------------------------------------------
     def fit(self, x=None, y=None, batch_size=None, epochs=1, callbacks=None, shuffle=True, **kwargs):
@@ -246,22 +235,7 @@ class DeepCluster(SelfSupervisedTrainer, keras.Model):
         return super().fit(batches, epochs=epochs, callbacks=callbacks, shuffle=False, **kwargs)
 
     def _batches(self, x, y, batch_size):
-        from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
-
-        seed = 0 if self.seed is None else int(self.seed)
-        if isinstance(x, ClusterBalancedBatches):
-            batches = x
-        elif isinstance(x, EpochShuffledBatches):
-            batches = ClusterBalancedBatches(x.x, x.y, batch_size=x.batch_size, seed=x.seed,
-                                             steps_per_epoch=x.steps_per_epoch, augment=x.augment)
-        elif isinstance(x, dict) and IMAGES in x or hasattr(x, "shape"):
-            images = x[IMAGES] if isinstance(x, dict) else x
-            labels = None if y is None else np.asarray(ops.convert_to_numpy(y))
-            batches = ClusterBalancedBatches(np.asarray(ops.convert_to_numpy(images)), labels,
-                                             batch_size=batch_size or 32, seed=seed)
-        else:
-            images, labels, data_batch_size = _read_all(x)
-            batches = ClusterBalancedBatches(images, labels, batch_size=batch_size or data_batch_size, seed=seed)
+        batches = fit_batches(x, y, batch_size, seed=0 if self.seed is None else int(self.seed))
         if len(batches.x) != self.num_data:
             raise ValueError(f"{OWNER} was built for num_data={self.num_data} training images (one pseudo-label "
                              f"each); fit got {len(batches.x)}.")
@@ -276,57 +250,14 @@ class DeepCluster(SelfSupervisedTrainer, keras.Model):
         return ScheduledMomentumSGD(float(learning_rate), momentum=0.9, l2=float(weight_decay))
 
 
-def _read_all(data):
-    """(images (N, ...), labels (N,) or None, the first batch's size) from finite batches of x, (x, y) or
-    (x, y, weights)."""
-    if isinstance(data, keras.utils.PyDataset):
-        stream = (data[i] for i in range(len(data)))
-    elif hasattr(data, "cardinality"):  # tf.data
-        if int(data.cardinality()) < 0:
-            raise ValueError(f"{OWNER} reads its training data into memory, so a tf.data.Dataset must be finite "
-                             f"with a known length; got cardinality {int(data.cardinality())}.")
-        stream = data.as_numpy_iterator()
-    elif hasattr(data, "__iter__") and not isinstance(data, (str, bytes, dict)):
-        stream = iter(data)
-    else:
-        raise ValueError(
-            f"{OWNER} clusters every training image each epoch, so fit needs them in memory: images "
-            f"(N, H, W, C), with_index(images), EpochShuffledBatches, or finite batches; got {type(data).__name__}."
-        )
-    images, labels, index = [], [], []
-    for batch in stream:
-        x, y = (batch[0], batch[1] if len(batch) > 1 else None) if isinstance(batch, (tuple, list)) else (batch, None)
-        if isinstance(x, dict) and IMAGES in x:
-            if "index" in x:
-                index.append(np.asarray(ops.convert_to_numpy(x["index"])).reshape(-1))
-            x = x[IMAGES]
-        images.append(np.asarray(ops.convert_to_numpy(x)))
-        if y is not None:
-            labels.append(np.asarray(ops.convert_to_numpy(y)))
-    if not images:
-        raise ValueError(f"{OWNER}.fit got no training batches.")
-    first = len(images[0])
-    images = np.concatenate(images)
-    labels = np.concatenate(labels) if labels else None
-    if index:
-        order = np.argsort(np.concatenate(index), kind="stable")
-        images = images[order]
-        labels = None if labels is None else labels[order]
-    return images, labels, first
-
-
 def _validate(backbone, num_data, num_clusters, pca_dim, kmeans_iterations, kmeans_init, seed):
     """Check DeepCluster's arguments; each message names the value and the rule."""
     check_backbone(OWNER, backbone)
     for name, value in (("num_data", num_data), ("pca_dim", pca_dim), ("kmeans_iterations", kmeans_iterations)):
-        if not _is_int(value) or value < 1:
-            raise ValueError(f"{OWNER} {name} must be an int >= 1; got {name}={value!r}.")
-    if not _is_int(num_clusters) or num_clusters < 2:
-        raise ValueError(f"{OWNER} num_clusters (k) must be an int >= 2; got num_clusters={num_clusters!r}.")
+        check_int(OWNER, name, value)
+    check_int(OWNER, "num_clusters", num_clusters, low=2, label="num_clusters (k)")
     if num_clusters > num_data:
         raise ValueError(f"{OWNER} cannot make num_clusters={num_clusters} clusters of num_data={num_data} images: "
                          "k must be at most the number of training images.")
-    if kmeans_init not in KMEANS_INITS:
-        raise ValueError(f"{OWNER} kmeans_init must be 'random' or 'k-means++'; got kmeans_init={kmeans_init!r}.")
-    if seed is not None and (not _is_int(seed) or seed < 0):
-        raise ValueError(f"{OWNER} seed must be an int >= 0 or None; got seed={seed!r}.")
+    check_choice(OWNER, "kmeans_init", kmeans_init, KMEANS_INITS)
+    check_int(OWNER, "seed", seed, low=0, allow_none=True)

@@ -13,7 +13,11 @@ drawn from (seed, epoch) and the epoch's assignments, so a resumed run repeats i
 
 import numpy as np
 
+import keras
+from keras import ops
+
 from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
+from keras_paperzoo.data.indexed import IMAGES
 
 
 def uniform_cluster_sample(assignments, num_samples, rng):
@@ -74,3 +78,66 @@ class ClusterBalancedBatches(EpochShuffledBatches):
             else:
                 self._order = uniform_cluster_sample(self.assignments, len(self.x), rng)
         return self._order
+
+
+def fit_batches(x, y=None, batch_size=None, seed=0):
+    """The `ClusterBalancedBatches` that `DeepCluster.fit` serves from the data it got (see its `x`).
+
+    Every training image must be in memory, since all are clustered every epoch: arrays
+    (or {"images", "index"}), `EpochShuffledBatches` (its settings kept), or finite
+    batches read once (`read_all`). `batch_size`: for arrays and read batches (32, or
+    the data's own first batch, when None); `seed`: the sampler's.
+    """
+    if isinstance(x, ClusterBalancedBatches):
+        batches = x
+    elif isinstance(x, EpochShuffledBatches):
+        batches = ClusterBalancedBatches(x.x, x.y, batch_size=x.batch_size, seed=x.seed,
+                                         steps_per_epoch=x.steps_per_epoch, augment=x.augment)
+    elif isinstance(x, dict) and IMAGES in x or hasattr(x, "shape"):
+        images = x[IMAGES] if isinstance(x, dict) else x
+        labels = None if y is None else np.asarray(ops.convert_to_numpy(y))
+        batches = ClusterBalancedBatches(np.asarray(ops.convert_to_numpy(images)), labels,
+                                         batch_size=batch_size or 32, seed=seed)
+    else:
+        images, labels, data_batch_size = read_all(x)
+        batches = ClusterBalancedBatches(images, labels, batch_size=batch_size or data_batch_size, seed=seed)
+    return batches
+
+
+def read_all(data, owner="DeepCluster"):
+    """(images (N, ...), labels (N,) or None, the first batch's size) from finite batches of x, (x, y) or
+    (x, y, weights)."""
+    if isinstance(data, keras.utils.PyDataset):
+        stream = (data[i] for i in range(len(data)))
+    elif hasattr(data, "cardinality"):  # tf.data
+        if int(data.cardinality()) < 0:
+            raise ValueError(f"{owner} reads its training data into memory, so a tf.data.Dataset must be finite "
+                             f"with a known length; got cardinality {int(data.cardinality())}.")
+        stream = data.as_numpy_iterator()
+    elif hasattr(data, "__iter__") and not isinstance(data, (str, bytes, dict)):
+        stream = iter(data)
+    else:
+        raise ValueError(
+            f"{owner} clusters every training image each epoch, so fit needs them in memory: images "
+            f"(N, H, W, C), with_index(images), EpochShuffledBatches, or finite batches; got {type(data).__name__}."
+        )
+    images, labels, index = [], [], []
+    for batch in stream:
+        x, y = (batch[0], batch[1] if len(batch) > 1 else None) if isinstance(batch, (tuple, list)) else (batch, None)
+        if isinstance(x, dict) and IMAGES in x:
+            if "index" in x:
+                index.append(np.asarray(ops.convert_to_numpy(x["index"])).reshape(-1))
+            x = x[IMAGES]
+        images.append(np.asarray(ops.convert_to_numpy(x)))
+        if y is not None:
+            labels.append(np.asarray(ops.convert_to_numpy(y)))
+    if not images:
+        raise ValueError(f"{owner}.fit got no training batches.")
+    first = len(images[0])
+    images = np.concatenate(images)
+    labels = np.concatenate(labels) if labels else None
+    if index:
+        order = np.argsort(np.concatenate(index), kind="stable")
+        images = images[order]
+        labels = None if labels is None else labels[order]
+    return images, labels, first

@@ -15,6 +15,7 @@ from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
+from keras_paperzoo.models.checks import check_number
 from keras_paperzoo.models.densecl.densecl_presets import DENSECL_PRESETS
 from keras_paperzoo.models.moco.moco import MoCo
 from keras_paperzoo.models.self_supervised import check_backbone, pool_features
@@ -170,11 +171,9 @@ class DenseCL(MoCo):
         }
 
     # --- the algorithm --------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: q = normalize(global head(h)) (B, C). Training: the query side of the step."""
-        if not training:
-            return self.query_encoder(self.inference_view(inputs), training=False)["q"]
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """q = normalize(global head(h)) (B, C)."""
+        return self.query_encoder(self.inference_view(inputs), training=False)["q"]
 
     def forward_pass(self, inputs, training):
         """Step 1 and the query half of step 3: the query encoder's outputs and "x_k", the key view."""
@@ -182,10 +181,7 @@ class DenseCL(MoCo):
         outputs = self._encode(self.query_encoder, x_q, training, shuffle=False)  # the only gradient path
         return {**outputs, "x_k": x_k}
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         if training:
             self.momentum_encoder.update()  # MoCo eq. 2, before the keys
         keys = self._encode(self.key_encoder, y_pred["x_k"], training, shuffle=training)  # Shuffling BN
@@ -215,7 +211,7 @@ class DenseCL(MoCo):
         self.dense_loss_tracker.update_state(dense_loss)
         self.contrastive_accuracy_tracker.update_state(contrastive_accuracy(logits))
         self.dense_accuracy_tracker.update_state(contrastive_accuracy(dense_logits))
-        return loss + self.probe_loss(y_pred["h"], y)
+        return loss
 
 
 def _validate(backbone, dense_weight):
@@ -227,5 +223,4 @@ def _validate(backbone, dense_weight):
             f"head and correspondence (e.g. a CNN without its pooling); {backbone.name} returns "
             f"{backbone.output_shape}."
         )
-    if isinstance(dense_weight, bool) or not isinstance(dense_weight, (int, float)) or not 0 <= dense_weight <= 1:
-        raise ValueError(f"dense_weight (lambda) must be a number in [0, 1]; got {dense_weight!r}.")
+    check_number("DenseCL", "dense_weight", dense_weight, "[0, 1]", label="dense_weight (lambda)", named=False)

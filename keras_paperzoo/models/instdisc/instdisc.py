@@ -2,14 +2,12 @@
 Instance Discrimination" (CVPR 2018, https://arxiv.org/abs/1805.01978).
 """
 
-import numbers
-
 import numpy as np
 
 import keras
 from keras import ops
 
-from keras_paperzoo.data.indexed import check_index_range, split_indexed
+from keras_paperzoo.data.indexed import split_indexed
 from keras_paperzoo.data.ssl_augmentation import MoCoAugmentation
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.memory_bank import MemoryBank
@@ -17,6 +15,7 @@ from keras_paperzoo.layers.nce_normalizer import NCENormalizer
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
 from keras_paperzoo.losses.nce import nce_loss
+from keras_paperzoo.models.checks import check_choice, check_int, check_number
 from keras_paperzoo.models.instdisc.instdisc_presets import INSTDISC_PRESETS
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
@@ -24,14 +23,6 @@ from keras_paperzoo.training.ssl_sgd import contrastive_sgd
 
 OWNER = "InstDisc"
 LOSSES = ("nce", "softmax")
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -141,6 +132,7 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
     backbone_class = ResNetBackbone
     presets = INSTDISC_PRESETS
     argument_attributes = {"loss": "objective"}
+    indexed = True  # x = {"images", "index"}: each image's memory-bank row
 
     def __init__(self, backbone, num_data, num_negatives=4096, temperature=0.07, feature_dim=128,
                  bank_momentum=0.5, proximal=0.0, loss="nce", augmentation="default", num_classes=None, seed=None,
@@ -190,25 +182,19 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         return None if self.normalizer is None else self.normalizer.z
 
     # --- the method ---------------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: f = normalize(W h) (B, d). Training: {"f", "h", "index"} of one view (`forward_pass`)."""
-        if not training:
-            return self.embedding(self.inference_view(inputs), training=False)
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """f = normalize(W h) (B, d)."""
+        return self.embedding(self.inference_view(inputs), training=False)
 
     def forward_pass(self, inputs, training):
         """Steps 1-2: {"f": (B, d) embeddings, "h": (B, D) representations, "index": (B,) rows}."""
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         images, index = split_indexed(inputs, OWNER)
         view = self._view(images, training)
         h = self.represent(view, training=training)  # (B, D)
         f = self.normalize(self.head(h))  # (B, d), the only gradient path
         return {"f": f, "h": h, "index": index}
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         f, index = ops.cast(y_pred["f"], "float32"), y_pred["index"]  # (B, d), (B,)
         positives = self.memory_bank.read(index)  # (B, d): v_i^(t-1), the image's own row
         noise = self.memory_bank.read(self.memory_bank.sample(ops.shape(f)[0], self.num_negatives))  # (B, m, d)
@@ -224,7 +210,7 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         self.objective_loss_tracker.update_state(objective)
         self.proximal_loss_tracker.update_state(proximal)
         self.contrastive_accuracy_tracker.update_state(contrastive_accuracy(scores))
-        return objective + proximal + self.probe_loss(y_pred["h"], y)
+        return objective + proximal
 
     def _view(self, images, training):
         if self.augmentation is None:
@@ -232,27 +218,9 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
         view = self.augmentation(images, training=training)
         return view[0] if isinstance(view, (list, tuple)) else view
 
-    # --- the data must say which row is whose -------------------------------------------
-    def fit(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.fit`, after refusing data whose indices are missing or outside [0, num_data)."""
-        self.check_training_data(x)
-        return super().fit(x, y, *args, **kwargs)
-
     def check_training_data(self, x):
-        """One message for data without indices, or with an index outside the bank (arrays, batches)."""
-        from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
-
-        if isinstance(x, EpochShuffledBatches):
-            if not x.with_index:
-                raise ValueError(
-                    f"{OWNER} reads each image's memory-bank row, so the batches must carry the index: "
-                    "EpochShuffledBatches(..., with_index=True)."
-                )
-            check_index_range(np.asarray([0, len(x.x) - 1]), self.num_data, OWNER)
-        elif isinstance(x, dict) or hasattr(x, "shape") or isinstance(x, (list, tuple)):
-            _, index = split_indexed(x, OWNER)
-            check_index_range(keras.ops.convert_to_numpy(index), self.num_data, OWNER)
-        # tf.data pipelines and generators are not read ahead: their indices are the caller's.
+        """`check_indexed_data`: one message for data without indices, or with an index outside the bank."""
+        self.check_indexed_data(x)
 
     # --- the paper's evaluation -----------------------------------------------------------
     def memory_bank_knn(self, train_labels, test_images, test_labels, k=200, sigma=None, batch_size=256):
@@ -292,18 +260,13 @@ def _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_
     """Check InstDisc's arguments; each message names the value and the rule."""
     check_backbone(OWNER, backbone)
     for name, value in (("num_data", num_data), ("num_negatives", num_negatives), ("feature_dim", feature_dim)):
-        if not _is_int(value) or value < 1:
-            raise ValueError(f"{OWNER} {name} must be an int >= 1; got {name}={value!r}.")
+        check_int(OWNER, name, value)
     if num_negatives > num_data:
         raise ValueError(
             f"{OWNER}'s memory bank of num_data={num_data} rows (one per training image) cannot give "
             f"num_negatives={num_negatives} noise samples: num_negatives must be at most num_data."
         )
-    if not _is_number(temperature) or not temperature > 0:
-        raise ValueError(f"{OWNER} temperature must be a number > 0; got temperature={temperature!r}.")
-    if not _is_number(bank_momentum) or not 0.0 <= bank_momentum < 1.0:
-        raise ValueError(f"{OWNER} bank_momentum must be a number in [0, 1); got bank_momentum={bank_momentum!r}.")
-    if not _is_number(proximal) or not proximal >= 0:
-        raise ValueError(f"{OWNER} proximal (lambda) must be a number >= 0; got proximal={proximal!r}.")
-    if loss not in LOSSES:
-        raise ValueError(f"{OWNER} loss must be 'nce' (the paper's) or 'softmax'; got loss={loss!r}.")
+    check_number(OWNER, "temperature", temperature, "> 0")
+    check_number(OWNER, "bank_momentum", bank_momentum, "[0, 1)")
+    check_number(OWNER, "proximal", proximal, ">= 0", label="proximal (lambda)")
+    check_choice(OWNER, "loss", loss, LOSSES, rule="'nce' (the paper's) or 'softmax'")

@@ -2,8 +2,6 @@
 Spreading Instance Feature" (CVPR 2019, https://arxiv.org/abs/1904.03436).
 """
 
-import numbers
-
 import keras
 from keras import ops
 
@@ -12,6 +10,7 @@ from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.invaspread import invaspread_loss
 from keras_paperzoo.losses.nt_xent import nt_xent_accuracy
+from keras_paperzoo.models.checks import check_flag, check_int, check_number
 from keras_paperzoo.models.invaspread.invaspread_presets import INVASPREAD_PRESETS
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer
@@ -29,10 +28,6 @@ CIFAR10_IMAGES = 50_000
 # pixel, so the order does not matter.)
 INVASPREAD_VIEW = {"crop_scale": (0.2, 1.0), "jitter": (0.4, 0.4, 0.4, 0.4), "jitter_probability": 1.0,
                    "grayscale_probability": 0.2, "blur_probability": 0.0, "solarize_probability": 0.0}
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -107,15 +102,9 @@ class InvaSpread(SelfSupervisedTrainer, keras.Model):
                  num_classes=None, seed=None, **kwargs):
         kwargs.setdefault("name", "invaspread")
         super().__init__(**kwargs)
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0:
-            raise ValueError(f"InvaSpread temperature must be a number > 0; got {temperature!r}.")
-        if not _is_int(embedding_dim) or embedding_dim < 1:
-            raise ValueError(f"InvaSpread embedding_dim must be an int >= 1; got {embedding_dim!r}.")
-        if not isinstance(original_view, bool):
-            raise ValueError(f"InvaSpread original_view must be True or False; got {original_view!r}.")
-        self.temperature = float(temperature)
-        self.embedding_dim = int(embedding_dim)
-        self.original_view = original_view
+        self.temperature = check_number("InvaSpread", "temperature", temperature, "> 0", named=False)
+        self.embedding_dim = check_int("InvaSpread", "embedding_dim", embedding_dim, named=False)
+        self.original_view = check_flag("InvaSpread", "original_view", original_view, named=False)
         self._setup(backbone, augmentation, num_classes, seed)
 
         # === Layers ===
@@ -132,14 +121,12 @@ class InvaSpread(SelfSupervisedTrainer, keras.Model):
                                 name="invaspread_view")
 
     # --- Siamese training (Sec. 3.2) ---------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: f(x) (B, embedding_dim). Training: {"h": (2N, D), "f": (2N, embedding_dim)} of both views."""
-        if not training:
-            return self.embedding_network(self.inference_view(inputs), training=False)
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """f(x) (B, embedding_dim)."""
+        return self.embedding_network(self.inference_view(inputs), training=False)
 
     def forward_pass(self, inputs, training):
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
+        """{"h": (2N, D), "f": (2N, embedding_dim)} of both views."""
         if not training:
             x = x_hat = self.inference_view(inputs)
         elif self.original_view and not isinstance(inputs, (list, tuple)) and self.augmentation is not None:
@@ -150,15 +137,14 @@ class InvaSpread(SelfSupervisedTrainer, keras.Model):
         h = self.represent(ops.concatenate([x, x_hat], axis=0), training=training)  # (2N, D)
         return {"h": h, "f": self.normalize(self.head(h))}  # f: (2N, embedding_dim), unit rows
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
-        f, f_hat = ops.split(y_pred["f"], 2, axis=0)  # (N, C) each: x_i's and x^_i's
+    def objective_loss(self, outputs, training):
+        f, f_hat = ops.split(outputs["f"], 2, axis=0)  # (N, C) each: x_i's and x^_i's
         loss = invaspread_loss(f, f_hat, self.temperature)  # J, Sec. 3.1
         self.contrastive_accuracy_tracker.update_state(nt_xent_accuracy(f, f_hat))
-        h = ops.split(y_pred["h"], 2, axis=0)[0]
-        return loss + self.probe_loss(h, y)
+        return loss
+
+    def probe_features(self, outputs):
+        return ops.split(outputs["h"], 2, axis=0)[0]  # h of x: (N, D)
 
     # --- the paper's optimizer --------------------------------------------------------------
     def paper_optimizer(self, batch_size=128, steps_per_epoch=None, epochs=None, learning_rate=0.03,
@@ -177,10 +163,8 @@ def invaspread_optimizer(batch_size=128, steps_per_epoch=None, epochs=None, lear
     loader does). The authors scale nothing with the batch size (128 in their
     command). Weight decay reaches every parameter, as PyTorch's SGD does.
     """
-    if not _is_int(batch_size) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1; got {batch_size!r}.")
-    if isinstance(learning_rate, bool) or not isinstance(learning_rate, numbers.Real) or not learning_rate > 0:
-        raise ValueError(f"learning_rate must be a number > 0; got {learning_rate!r}.")
+    check_int("InvaSpread's optimizer", "batch_size", batch_size, named=False)
+    check_number("InvaSpread's optimizer", "learning_rate", learning_rate, "> 0", named=False)
     steps_per_epoch = steps_per_epoch or max(1, CIFAR10_IMAGES // batch_size)
     total = int(steps_per_epoch) * int(epochs or AUTHORS_EPOCHS)
     # PiecewiseConstantDecay gives values[k + 1] once the update count exceeds boundaries[k]: the drop at

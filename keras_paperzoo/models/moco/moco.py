@@ -4,8 +4,6 @@ Representation Learning" (https://arxiv.org/abs/1911.05722), and Chen et al. 202
 https://arxiv.org/abs/2003.04297).
 """
 
-import numbers
-
 import keras
 from keras import ops
 
@@ -14,6 +12,7 @@ from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
+from keras_paperzoo.models.checks import check_choice, check_int, check_number
 from keras_paperzoo.models.moco.moco_presets import MOCO_PRESETS
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
@@ -22,10 +21,6 @@ from keras_paperzoo.training.shuffle_bn import grouped_call
 from keras_paperzoo.training.ssl_sgd import contrastive_sgd
 
 DEFAULT_TEMPERATURE = {1: 0.07, 2: 0.2}  # MoCo v1 Sec. 4 / MoCo v2 ("--moco-t 0.2")
-
-
-def _is_int(value):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -131,7 +126,7 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
                  num_classes=None, seed=None, **kwargs):
         kwargs.setdefault("name", "moco")
         super().__init__(**kwargs)
-        _validate(backbone, version, queue_size, momentum, temperature, projection_dim,
+        _validate(type(self).__name__, backbone, version, queue_size, momentum, temperature, projection_dim,
                   projection_hidden_dim, shuffle_bn_splits)
         self.version = int(version)
         self.queue_size = int(queue_size)
@@ -187,15 +182,12 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
         return self.momentum_encoder._pairs
 
     # --- Algorithm 1 -------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: q = normalize(f_q(x)) (B, C). Training: the query side of the step (`forward_pass`)."""
-        if not training:
-            return self.query_encoder(self.inference_view(inputs), training=False)
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """q = normalize(f_q(x)) (B, C)."""
+        return self.query_encoder(self.inference_view(inputs), training=False)
 
     def forward_pass(self, inputs, training):
         """Step 1 and the query half of step 3: {"q": (B, C), "h": (B, D), "x_k": the key view}."""
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         x_q, x_k = self.step_views(inputs, training)
         h = self._encode(self.represent, x_q, training, shuffle=False)  # (B, D)
         q = self.normalize(self.head(h))  # (B, C), the only gradient path
@@ -210,10 +202,7 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
         self._check_batch(x_q)
         return x_q, x_k
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         q, x_k = y_pred["q"], y_pred["x_k"]
         if training:
             self.momentum_encoder.update()  # eq. 2, before the keys (as the authors' code)
@@ -224,7 +213,7 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
         if training:
             self.key_queue.enqueue(k)
         self.contrastive_accuracy_tracker.update_state(contrastive_accuracy(logits))
-        return loss + self.probe_loss(y_pred["h"], y)
+        return loss
 
     def _check_batch(self, images):
         batch = images.shape[0]
@@ -270,18 +259,14 @@ def moco_optimizer(version=2, batch_size=256, steps_per_epoch=None, epochs=None,
                            weight_decay=weight_decay)
 
 
-def _validate(backbone, version, queue_size, momentum, temperature, projection_dim,
+def _validate(owner, backbone, version, queue_size, momentum, temperature, projection_dim,
               projection_hidden_dim, shuffle_bn_splits):
-    """Check MoCo's arguments; each message names the value and the rule."""
-    check_backbone("MoCo", backbone)
-    if version not in (1, 2):
-        raise ValueError(f"version must be 1 or 2; got {version!r}.")
+    """Check MoCo's arguments (DenseCL's too, `owner`); each message names the value and the rule."""
+    check_backbone(owner, backbone)
+    check_choice(owner, "version", version, (1, 2), named=False)
     for name, value in (("queue_size", queue_size), ("projection_dim", projection_dim),
-                        ("projection_hidden_dim", projection_hidden_dim),
-                        ("shuffle_bn_splits", shuffle_bn_splits)):
-        if not _is_int(value) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1; got {value!r}.")
-    if not (isinstance(momentum, numbers.Real) and 0.0 <= momentum <= 1.0):
-        raise ValueError(f"momentum m must be in [0, 1]; got {momentum!r}.")
-    if temperature is not None and not (isinstance(temperature, numbers.Real) and temperature > 0):
-        raise ValueError(f"temperature must be > 0 (or None for the version's); got {temperature!r}.")
+                        ("projection_hidden_dim", projection_hidden_dim), ("shuffle_bn_splits", shuffle_bn_splits)):
+        check_int(owner, name, value, named=False)
+    check_number(owner, "momentum", momentum, "[0, 1]", label="momentum m", rule="in [0, 1]", named=False)
+    check_number(owner, "temperature", temperature, "> 0", allow_none=True,
+                 rule="> 0 (or None for the version's)", named=False)

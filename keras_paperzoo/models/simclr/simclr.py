@@ -11,6 +11,7 @@ from keras_paperzoo.data.view_recipes import simclr_views
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.nt_xent import nt_xent, nt_xent_accuracy
+from keras_paperzoo.models.checks import check_choice, check_number
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.models.simclr.simclr_presets import SIMCLR_PRESETS
@@ -88,12 +89,8 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
         kwargs.setdefault("name", "simclr")
         super().__init__(**kwargs)
         check_backbone("SimCLR", backbone)
-        if version not in HEAD_LAYERS:
-            raise ValueError(f"SimCLR version must be 1 or 2; got {version!r}.")
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
-            raise ValueError(f"SimCLR temperature must be a number > 0; got {temperature!r}.")
-        self.version = int(version)
-        self.temperature = float(temperature)
+        self.version = int(check_choice("SimCLR", "version", version, tuple(HEAD_LAYERS), named=False))
+        self.temperature = check_number("SimCLR", "temperature", temperature, "> 0", named=False)
         if projection_dims is None:
             width = int(backbone.output_shape[-1])  # h's width: C of (B, h, w, C) maps or D of (B, D)
             projection_dims = [width] * (HEAD_LAYERS[self.version] - 1) + [128]
@@ -113,27 +110,24 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
         return simclr_views(image_size, seed=self.seed, **arguments)
 
     # --- Algorithm 1 ----------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: z / ||z|| (B, C). Training: {"h": (2N, D), "z": (2N, C)} of both views."""
-        if not training:
-            return self.normalize(self.projector(self.inference_view(inputs), training=False))
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """z / ||z|| (B, C)."""
+        return self.normalize(self.projector(self.inference_view(inputs), training=False))
 
     def forward_pass(self, inputs, training):
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
+        """{"h": (2N, D), "z": (2N, C)} of both views."""
         x_a, x_b = self.views(inputs, training) if training else [self.inference_view(inputs)] * 2
         h = self.represent(ops.concatenate([x_a, x_b], axis=0), training=training)  # (2N, D), f
         return {"h": h, "z": self.head(h, training=training)}  # z = g(h): (2N, C)
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
-        z_a, z_b = ops.split(y_pred["z"], 2, axis=0)  # (N, C) each
+    def objective_loss(self, outputs, training):
+        z_a, z_b = ops.split(outputs["z"], 2, axis=0)  # (N, C) each
         loss = nt_xent(z_a, z_b, self.temperature)  # eq. 1 over the 2N views
         self.contrastive_accuracy_tracker.update_state(nt_xent_accuracy(z_a, z_b))
-        h_a = ops.split(y_pred["h"], 2, axis=0)[0]
-        return loss + self.probe_loss(h_a, y)
+        return loss
+
+    def probe_features(self, outputs):
+        return ops.split(outputs["h"], 2, axis=0)[0]  # h of the first views: (N, D)
 
     # --- downstream -----------------------------------------------------------------------
     def fine_tuning_encoder(self, head_layers=None):

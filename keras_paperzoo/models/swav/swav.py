@@ -3,7 +3,6 @@ Cluster Assignments" (https://arxiv.org/abs/2006.09882).
 """
 
 import math
-import numbers
 
 import keras
 from keras import ops
@@ -11,28 +10,20 @@ from keras import ops
 from keras_paperzoo.data.view_recipes import swav_views
 from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
+from keras_paperzoo.layers.multi_crop import (check_assignment_crops, check_crop_sizes, crop_sizes, encode_crops,
+                                               full_size_crops)
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.layers.prototypes import Prototypes
 from keras_paperzoo.losses.sinkhorn import check_sinkhorn_arguments, sinkhorn
 from keras_paperzoo.losses.swav import swav_loss
 from keras_paperzoo.models.backbone import check_image_shape
+from keras_paperzoo.models.checks import check_int, check_int_list, check_number
 from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.models.swav.swav_presets import SWAV_PRESETS
 from keras_paperzoo.training.lars_schedule import IMAGENET_IMAGES, lars_warmup_cosine, run_length
 
 DEFAULT_STEPS_PER_EPOCH = IMAGENET_IMAGES // 256  # ImageNet at batch 256 (the authors' 5005 iterations)
-
-
-def _is_int(value, low):
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= low
-
-
-def _ints(name, values, low, allow_empty=False):
-    if (not isinstance(values, (list, tuple)) or (not values and not allow_empty)
-            or not all(_is_int(v, low) for v in values)):
-        raise ValueError(f"SwAV {name} must be a non-empty list of ints >= {low}; got {name}={values!r}.")
-    return [int(v) for v in values]
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -129,33 +120,21 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         kwargs.setdefault("name", "swav")
         super().__init__(**kwargs)
         check_backbone("SwAV", backbone)
-        self.projection_dims = _ints("projection_dims", projection_dims, 1)
-        if not _is_int(num_prototypes, 1):
-            raise ValueError(f"SwAV num_prototypes (K) must be an int >= 1; got num_prototypes={num_prototypes!r}.")
-        if isinstance(temperature, bool) or not isinstance(temperature, numbers.Real) or not temperature > 0:
-            raise ValueError(f"SwAV temperature must be a number > 0; got temperature={temperature!r}.")
+        self.projection_dims = check_int_list("SwAV", "projection_dims", projection_dims)
+        self.num_prototypes = check_int("SwAV", "num_prototypes", num_prototypes, label="num_prototypes (K)")
+        self.temperature = check_number("SwAV", "temperature", temperature, "> 0")
         check_sinkhorn_arguments(epsilon, sinkhorn_iterations, owner="SwAV")
-        self.crop_counts = _ints("crop_counts", crop_counts, 1)
-        self.crops_for_assign = _ints("crops_for_assign", crops_for_assign, 0)
-        if sum(self.crop_counts) < 2 or max(self.crops_for_assign) >= sum(self.crop_counts) \
-                or len(set(self.crops_for_assign)) != len(self.crops_for_assign):
-            raise ValueError(
-                f"SwAV needs at least 2 crops and distinct crops_for_assign among them: crop_counts "
-                f"{self.crop_counts} ({sum(self.crop_counts)} crops), crops_for_assign {self.crops_for_assign}."
-            )
-        for name, value in (("queue_length", queue_length), ("queue_start_epoch", queue_start_epoch),
-                            ("freeze_prototypes_epochs", freeze_prototypes_epochs)):
-            if not _is_int(value, 0):
-                raise ValueError(f"SwAV {name} must be an int >= 0; got {name}={value!r}.")
-        self.num_prototypes = int(num_prototypes)
-        self.temperature = float(temperature)
+        self.crop_counts = check_int_list("SwAV", "crop_counts", crop_counts)
+        self.crops_for_assign = check_int_list("SwAV", "crops_for_assign", crops_for_assign, low=0)
+        check_assignment_crops("SwAV", self.crop_counts, self.crops_for_assign)
         self.epsilon = float(epsilon)
         self.sinkhorn_iterations = int(sinkhorn_iterations)
-        self.queue_length = int(queue_length)
-        self.queue_start_epoch = int(queue_start_epoch)
-        self.freeze_prototypes_epochs = int(freeze_prototypes_epochs)
+        self.queue_length = check_int("SwAV", "queue_length", queue_length, low=0)
+        self.queue_start_epoch = check_int("SwAV", "queue_start_epoch", queue_start_epoch, low=0)
+        self.freeze_prototypes_epochs = check_int("SwAV", "freeze_prototypes_epochs", freeze_prototypes_epochs, low=0)
+        self.num_crops = sum(self.crop_counts)  # V
         self._setup(backbone, augmentation, num_classes, seed)
-        self._check_crop_sizes(self._augmentation_sizes())
+        check_crop_sizes("SwAV", backbone, crop_sizes(self.augmentation))
 
         # === Layers ===
         feature_width = self.projection_dims[-1]
@@ -176,10 +155,6 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         self.prediction_entropy = keras.metrics.Mean(name="prediction_entropy")
         self.built = True
 
-    @property
-    def num_crops(self):
-        return sum(self.crop_counts)
-
     def default_augmentation(self, image_size, **arguments):
         small = min((image_size,) if isinstance(image_size, int) else image_size) < 96
         arguments.setdefault("crop_counts", list(self.crop_counts))
@@ -196,74 +171,31 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         becomes the augmentation's `image_size` instead of fixing the backbone's input.
         """
         image_shape = overrides.get("image_shape")
-        if image_shape is not None:
+        if image_shape is not None and overrides.get("backbone") is None:
             image_shape = check_image_shape(cls.__name__, image_shape)  # (before the crops' int sizes)
-        if image_shape is not None and overrides.get("backbone") is None and None not in tuple(image_shape)[:2]:
             augmentation = overrides.get("augmentation", cls._preset(name).get("arguments", {}).get("augmentation"))
-            if augmentation in (None, "default") or isinstance(augmentation, dict):
-                augmentation = {} if augmentation in (None, "default") else dict(augmentation)
-                overrides["augmentation"] = {**augmentation, "image_size": [int(d) for d in image_shape[:2]]}
-                overrides["image_shape"] = (None, None, image_shape[-1])
+            overrides.update(full_size_crops(image_shape, augmentation))
         return super().from_preset(name, **overrides)
 
-    # --- crops -------------------------------------------------------------------------
-    def _augmentation_sizes(self):
-        layers = getattr(self.augmentation, "view_augmentations", None)
-        if not layers or not all(hasattr(layer, "image_size") for layer in layers):
-            return []
-        return [tuple(layers[i].image_size) for i in self.augmentation.view_pipeline]
-
-    def _check_crop_sizes(self, sizes):
-        """Crops of a size the backbone's fixed input does not take: one message naming both."""
-        fixed = tuple(self.backbone.input_shape[1:3])
-        wrong = sorted({tuple(s) for s in sizes if any(f is not None and d is not None and d != f
-                                                       for d, f in zip(s, fixed))})
-        if wrong:
-            raise ValueError(
-                f"SwAV's crops of size {wrong} do not fit backbone {self.backbone.name}, whose input is fixed at "
-                f"{fixed}: multi-crop needs a backbone that takes any size (e.g. image_shape=(None, None, 3))."
-            )
-
-    @property
-    def encoder(self):
-        """backbone + global average pooling at the full-size crops' size: what the paper evaluates.
-
-        The backbone takes any size (multi-crop); the encoder is fixed to the full-size
-        crops' (the images a downstream user gives it), so that it exports to
-        SavedModel / LiteRT (`paperzoo export`), which need every dimension but the batch.
-        """
-        shape = tuple(self.backbone.input_shape[1:])
-        sizes = self._augmentation_sizes()
-        if None in shape[:2] and sizes:
-            shape = (*sizes[0], shape[2])  # (H, W, C) of the full-size crops
-        inputs = keras.Input(shape, name="images")
-        features = self.backbone(inputs)
-        if len(features.shape) == 4:
-            features = keras.layers.GlobalAveragePooling2D(name="avg_pool")(features)
-        return keras.Model(inputs, features, name=f"{self.name}_encoder")
+    def encoder_input_shape(self):
+        """The full-size crops' (H, W, C) when the backbone takes any size (multi-crop): `encoder`, what the
+        paper evaluates, takes the images a downstream user gives it, and exports to SavedModel / LiteRT
+        (`paperzoo export`), which need every dimension but the batch."""
+        shape, sizes = tuple(self.backbone.input_shape[1:]), crop_sizes(self.augmentation)
+        return (*sizes[0], shape[2]) if None in shape[:2] and sizes else shape
 
     # --- one step ------------------------------------------------------------------------
-    def call(self, inputs, training=False):
-        """Inference: z = normalize(projector(h)) (B, 128). Training: the crops' features and scores."""
-        if not training:
-            h = self.represent(self.inference_view(inputs), training=False)  # (B, D)
-            return self.normalize(self.projector(h, training=False))
-        return self.forward_pass(inputs, training=True)
+    def inference(self, inputs):
+        """z = normalize(projector(h)) (B, 128)."""
+        h = self.represent(self.inference_view(inputs), training=False)  # (B, D)
+        return self.normalize(self.projector(h, training=False))
 
     def forward_pass(self, inputs, training):
         """{"h": (B, D) of crop 1, "z": (V B, 128), "scores": (V B, K)}, crops stacked in order."""
-        # (Not `forward`: on PyTorch that name is torch.nn.Module's, which `model(x)` calls.)
         crops = self.views(inputs, training, count=self.num_crops)
-        self._check_crop_sizes([tuple(c.shape[1:3]) for c in crops])
-        features, start = [], 0
-        while start < len(crops):  # the backbone once per run of same-size crops, as the authors' code
-            end = start + 1
-            while end < len(crops) and tuple(crops[end].shape[1:3]) == tuple(crops[start].shape[1:3]):
-                end += 1
-            group = ops.concatenate(crops[start:end], axis=0)  # (n B, h, w, C)
-            features.append(self.represent(group, training=training))  # (n B, D)
-            start = end
-        h = ops.concatenate(features, axis=0)  # (V B, D)
+        check_crop_sizes("SwAV", self.backbone, [tuple(c.shape[1:3]) for c in crops])
+        # The backbone once per run of same-size crops, as the authors' code: (V B, D).
+        h = encode_crops(lambda group: self.represent(group, training=training), crops)
         z = self.normalize(self.projector(h, training=training))  # (V B, 128): one BN over all crops
         scores = self.prototypes(z, training=training)  # (V B, K): z . C, counts a step when training
         return {"h": ops.split(h, self.num_crops, axis=0)[0], "z": z, "scores": scores}
@@ -298,10 +230,7 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         start = ops.convert_to_tensor(self.steps_per_epoch) * self.queue_start_epoch
         return (step - start) * ops.cast(batch, "int32") >= self.queue_length
 
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        self.check_labels(y)
-        if not isinstance(y_pred, dict):
-            y_pred = self.forward_pass(x, training)
+    def objective_loss(self, y_pred, training):
         scores = ops.split(y_pred["scores"], self.num_crops, axis=0)  # V x (B, K)
         features = ops.split(y_pred["z"], self.num_crops, axis=0)  # V x (B, 128)
         codes = self.codes(scores, features, training)
@@ -312,13 +241,12 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
         log_p = ops.log_softmax(ops.cast(y_pred["scores"], "float32") / self.temperature, axis=-1)  # (V B, K)
         entropy = -ops.sum(ops.exp(log_p) * log_p, axis=-1)  # (V B,)
         self.prediction_entropy.update_state(ops.mean(entropy) / log_k)
-        return loss + self.probe_loss(y_pred["h"], y)
+        return loss
 
     # --- the paper's optimizer ---------------------------------------------------------------
     def set_steps_per_epoch(self, steps_per_epoch):
         """The run's steps per epoch: the prototypes' freeze and the queue's start are counted in them."""
-        if not _is_int(steps_per_epoch, 1):
-            raise ValueError(f"steps_per_epoch must be an int >= 1; got {steps_per_epoch!r}.")
+        check_int("SwAV", "steps_per_epoch", steps_per_epoch, named=False)
         self.steps_per_epoch.assign(int(steps_per_epoch))
         self.prototypes.set_freeze_steps(self.freeze_prototypes_epochs * int(steps_per_epoch))
 
