@@ -23,7 +23,7 @@ from keras_paperzoo.checksums import check_keras_file
 from keras_paperzoo.optional import MissingDependency, missing, quiet_tensorflow
 from keras_paperzoo.papers import PAPERS, class_name
 from keras_paperzoo.recipes import COMMON_FLAGS, RECIPES
-from keras_paperzoo.recipes.checks import check_files, check_run_folder
+from keras_paperzoo.recipes.checks import check_files, check_preset, check_run_folder
 from keras_paperzoo.reproductions import BUDGETS, REPRODUCTIONS
 
 BACKENDS = ("tensorflow", "jax", "torch")
@@ -222,8 +222,9 @@ def _train(args):
         raise _UsageError(f"unknown recipe {args.recipe!r}; known: {', '.join(sorted(RECIPES))}")
     _check_recipe_flags(args)
     args.output_dir = args.output_dir or os.path.join("runs", args.recipe)
-    # Before Keras (and TensorFlow) is imported, seconds: the files named and the output folder.
+    # Before Keras (and TensorFlow) is imported, seconds: the files named, the preset and the output folder.
     check_files(args)
+    check_preset(args)
     check_run_folder(args.output_dir, args.resume)
     if args.backend:
         _select_backend(args.backend)

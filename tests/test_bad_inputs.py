@@ -427,8 +427,8 @@ def test_the_table_has_at_least_50_cases():
     assert len({case.id for case in API}) == len(API) and len({case.id for case in CLI}) == len(CLI)
 
 
-# Cases that run TensorFlow on any backend (export; the BERT recipe's WordPiece is trained before its preset is read).
-NEEDS_TENSORFLOW = ("translator to LiteRT", "BERT preset")
+# Cases that run TensorFlow on any backend (export).
+NEEDS_TENSORFLOW = ("translator to LiteRT",)
 
 
 def _cases(cases):

@@ -2,11 +2,17 @@
 
 `RecipeError` (a problem with the user's request, one line from the CLI), the output
 folder and `--resume` against what the folder holds, `--dataset` and `--task-data`
-files. `recipes/common.py` uses the same functions when a recipe starts its run.
+files, a `--preset` that no model has (the preset tables are read from the sources,
+not imported). `recipes/common.py` uses the same functions when a recipe starts its run.
 """
 
+import builtins
+import difflib
+import functools
 import os
 import pathlib
+import sys
+import types
 
 ARGUMENTS_FILE = "run.json"  # OUTPUT_DIR/checkpoint/run.json: the arguments of an interrupted run
 # A --dataset ending so names a file (not a dataset's name).
@@ -60,3 +66,54 @@ def check_files(args):
     task_data = getattr(args, "task_data", None)
     if task_data is not None and not pathlib.Path(task_data).exists():
         raise RecipeError(f"{args.recipe}: --task-data {str(task_data)!r} does not exist.")
+
+
+MODELS = pathlib.Path(__file__).resolve().parents[1] / "models"
+
+
+class _Stub:
+    """What a preset table's module gets for an import that would load Keras: any attribute, never called here."""
+
+    def __getattr__(self, name):
+        return _Stub()
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("a stub of a module that the preset check does not import")
+
+
+def _preset_tables(path, loaded):
+    """The `*_PRESETS` dicts of one models/*/*_presets.py, run with its sibling tables loaded the same way
+    and every other package import stubbed, so that no Keras is imported."""
+    if path not in loaded:
+        def importer(name, globals=None, locals=None, fromlist=(), level=0):
+            if name.split(".")[0] in sys.stdlib_module_names:
+                return __import__(name, globals, locals, fromlist, level)
+            parts = name.split(".")
+            if parts[:2] == ["keras_paperzoo", "models"] and parts[-1].endswith("_presets"):
+                return types.SimpleNamespace(**_preset_tables(MODELS.joinpath(*parts[2:]).with_suffix(".py"), loaded))
+            return _Stub()
+
+        namespace = {"__name__": f"_presets_{path.stem}", "__builtins__": {**vars(builtins), "__import__": importer}}
+        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
+        loaded[path] = namespace
+    return loaded[path]
+
+
+@functools.cache
+def preset_names():
+    """Every preset name of every model: the keys of the `*_PRESETS` tables of models/*/*_presets.py."""
+    loaded, names = {}, set()
+    for path in sorted(MODELS.glob("*/*_presets.py")):
+        tables = _preset_tables(path, loaded)
+        names.update(key for name, table in tables.items() if name.endswith("_PRESETS") for key in table)
+    return frozenset(names)
+
+
+def check_preset(args):
+    """One line for a `--preset` that is no model's preset (a preset of another paper is left to the recipe)."""
+    preset = getattr(args, "preset", None)
+    if preset is not None and preset not in preset_names():
+        nearest = difflib.get_close_matches(preset, sorted(preset_names()), n=3, cutoff=0.5)
+        hint = f"; nearest: {', '.join(nearest)}" if nearest else ""
+        raise RecipeError(f"{args.recipe}: --preset {preset!r} is not a preset of any model{hint} "
+                          "(docs/models.md lists them).")
