@@ -99,8 +99,11 @@ def _trainer(crop_counts, temperature, epsilon):
                 freeze_prototypes_epochs=0, augmentation=None, seed=3)
     swav.compile(optimizer=keras.optimizers.SGD(LR))
     rng = np.random.default_rng(1)
-    for bias in (swav.backbone.trainable_variables[1], swav.projector.trainable_variables[-1]):
-        bias.assign(rng.normal(0.0, 0.1, bias.shape).astype("float32"))  # not zero, as after training
+    for variable in [*swav.backbone.trainable_variables, *swav.projector.trainable_variables]:
+        scale = 1 / np.sqrt(variable.shape[0]) if len(variable.shape) == 2 else 0.1  # biases not zero either
+        variable.assign((rng.normal(size=variable.shape) * scale).astype("float32"))  # the same start everywhere
+    prototypes = rng.normal(size=swav.prototypes.kernel.shape)  # (D, K)
+    swav.prototypes.kernel.assign((prototypes / np.linalg.norm(prototypes, axis=0)).astype("float32"))
     return swav
 
 
