@@ -1,44 +1,25 @@
 """AlexNetBackbone (Krizhevsky et al. 2012, Sec. 3.5 and Figure 2).
 
 Full-size networks are only built symbolically, with their weights left undrawn
-(`_shapes_only`); forward passes and `fit` use a 67x67 network with a few channels.
+(`shapes_only`); forward passes and `fit` use a 67x67 network with a few channels.
 """
-
-import contextlib
 
 import numpy as np
 import pytest
 
 import keras
-from keras.src.backend.common import global_state
 
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.models.alexnet import ALEXNET_PRESETS, AlexNetBackbone
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import check_fit, check_saved_model
+from tests.model_tests import run_backbone_test, shapes_only
 
 FC8 = 4096 * 1000 + 1000  # the 1000-way layer the classifier head adds
 TINY = {"image_shape": (67, 67, 3), "filters": (8, 8, 8, 8, 8), "fc_units": (16, 16)}
 
 
-@contextlib.contextmanager
-def _shapes_only():
-    """Build models without drawing their initial weights (shapes and counts only).
-
-    Variables made in a `StatelessScope(initialize_variables=False)` stay
-    uninitialized, so 60M-parameter models build in milliseconds (on JAX each new
-    kernel shape would compile its own RNG program); they cannot run. Keras's list of
-    uninitialized variables is restored afterwards, so no later scope fills them.
-    """
-    before = list(global_state.get_global_attribute("uninitialized_variables", None) or [])
-    try:
-        with keras.StatelessScope(initialize_variables=False):
-            yield
-    finally:
-        global_state.set_global_attribute("uninitialized_variables", before)
-
-
 def test_papers_network_has_60965224_parameters_with_two_towers():
-    with _shapes_only():
+    with shapes_only():
         backbone = AlexNetBackbone.from_preset("alexnet")
     assert backbone.count_params() + FC8 == 60_965_224
     assert backbone.output_shape == (None, 4096)
@@ -61,7 +42,7 @@ def test_papers_network_has_60965224_parameters_with_two_towers():
 
 
 def test_one_tower_is_larger_by_the_halved_kernels():
-    with _shapes_only():
+    with shapes_only():
         one_tower = AlexNetBackbone.from_preset("alexnet_one_tower")
     # conv2, conv4, conv5 see all 96, 384, 384 channels: + 5*5*48*256 + 3*3*192*384 + 3*3*192*256.
     assert one_tower.count_params() + FC8 == 62_378_344
@@ -71,7 +52,7 @@ def test_one_tower_is_larger_by_the_halved_kernels():
 
 
 def test_layer_order_relu_then_lrn_then_overlapping_pooling():
-    with _shapes_only():
+    with shapes_only():
         backbone = AlexNetBackbone()
     names = [layer.name for layer in backbone.layers]
     assert names == [
@@ -87,14 +68,14 @@ def test_layer_order_relu_then_lrn_then_overlapping_pooling():
         assert backbone.get_layer(name).pool_size == (3, 3) and backbone.get_layer(name).strides == (2, 2)
     assert [backbone.get_layer(f"fc{i}_dropout").rate for i in (6, 7)] == [0.5, 0.5]
     # The ablations: no LRN, non-overlapping 2x2 pooling.
-    with _shapes_only():
+    with shapes_only():
         ablated = AlexNetBackbone(response_normalization=False, pool_size=2)
     assert not any(isinstance(layer, LocalResponseNormalization) for layer in ablated.layers)
     assert ablated.get_layer("pool5").output.shape[1:] == (6, 6, 256)  # 55 -> 27 -> 13 -> 6 either way
 
 
 def test_include_fc_false_ends_with_the_pooled_conv5_map():
-    with _shapes_only():
+    with shapes_only():
         features = AlexNetBackbone(include_fc=False)
         any_size = AlexNetBackbone(image_shape=(None, None, 3), include_fc=False)
     assert features.output_shape == (None, 6, 6, 256)
@@ -147,11 +128,16 @@ def test_bad_arguments_name_the_value_and_rule():
 
 def test_tiny_from_preset_config_save_and_fit(tmp_path):
     keras.utils.set_random_seed(1)
-    backbone = AlexNetBackbone.from_preset("alexnet", **TINY, dropout=0.25)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(8, 67, 67, 3)).astype("float32")
+    y = rng.integers(0, 3, size=(8,))
+    # Config round trip, output shape, .keras outputs and a step of fit.
+    backbone = run_backbone_test(AlexNetBackbone, {**TINY, "dropout": 0.25}, x[:2], (2, 16), tmp_path,
+                                 preset="alexnet")
     assert backbone.two_towers and backbone.get_layer("conv2").groups == 2
     assert backbone.get_layer("conv1").output.shape[1:] == (15, 15, 8)
     assert backbone.output_shape == (None, 16) and backbone.dropout == 0.25
-    clone = check_config_roundtrip(backbone)
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(backbone))
     assert clone.filters == TINY["filters"] and clone.image_shape == (67, 67, 3)
 
     images = keras.Input(TINY["image_shape"])
@@ -160,11 +146,7 @@ def test_tiny_from_preset_config_save_and_fit(tmp_path):
         optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(8, 67, 67, 3)).astype("float32")
-    y = rng.integers(0, 3, size=(8,))
     check_fit(classifier, x, y, batch_size=4, epochs=1)
-    check_saved_model(backbone, x[:2], tmp_path)
     (tmp_path / "classifier").mkdir()
     check_saved_model(classifier, x[:2], tmp_path / "classifier")
 

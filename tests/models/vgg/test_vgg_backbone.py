@@ -1,20 +1,18 @@
 """VGGBackbone (Simonyan & Zisserman 2015, Tables 1 and 2).
 
 Full-size networks are only built symbolically, with their weights left undrawn
-(`_shapes_only`); forward passes and `fit` use 32x32 networks with a few channels.
+(`shapes_only`); forward passes and `fit` use 32x32 networks with a few channels.
 """
-
-import contextlib
 
 import numpy as np
 import pytest
 
 import keras
-from keras.src.backend.common import global_state
 
 from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
 from keras_paperzoo.models.vgg import PAPER_PARAMETER_MILLIONS, VGG_CONFIGURATIONS, VGG_PRESETS, VGGBackbone
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_checks import check_saved_model
+from tests.model_tests import run_backbone_test, shapes_only
 
 FC8 = 4096 * 1000 + 1000  # the 1000-way layer the classifier head adds
 TINY = {"image_shape": (32, 32, 3), "filters": (8, 8, 8, 8, 8), "fc_units": (16, 16)}
@@ -28,26 +26,9 @@ TORCHVISION_BN_COUNTS = {
 }
 
 
-@contextlib.contextmanager
-def _shapes_only():
-    """Build models without drawing their initial weights (shapes and counts only).
-
-    Variables made in a `StatelessScope(initialize_variables=False)` stay
-    uninitialized, so 140M-parameter models build in milliseconds (on JAX each new
-    kernel shape would compile its own RNG program); they cannot run. Keras's list of
-    uninitialized variables is restored afterwards, so no later scope fills them.
-    """
-    before = list(global_state.get_global_attribute("uninitialized_variables", None) or [])
-    try:
-        with keras.StatelessScope(initialize_variables=False):
-            yield
-    finally:
-        global_state.set_global_attribute("uninitialized_variables", before)
-
-
 @pytest.fixture(scope="module")
 def paper_networks():
-    with _shapes_only():
+    with shapes_only():
         return {configuration: VGGBackbone(configuration) for configuration in VGG_CONFIGURATIONS}
 
 
@@ -68,7 +49,7 @@ def test_table_2_parameter_counts(paper_networks):
 
 @pytest.mark.parametrize("preset", sorted(TORCHVISION_COUNTS))
 def test_vgg11_13_16_19_have_torchvisions_counts(preset):
-    with _shapes_only():
+    with shapes_only():
         backbone = VGGBackbone.from_preset(preset)
         with_bn = VGGBackbone.from_preset(preset, batch_norm=True)
     assert backbone.count_params() + FC8 == TORCHVISION_COUNTS[preset]
@@ -107,7 +88,7 @@ def test_table_1_structure(paper_networks):
 
 
 def test_include_fc_false_and_batch_norm_layout():
-    with _shapes_only():
+    with shapes_only():
         features = VGGBackbone("D", include_fc=False)
         any_size = VGGBackbone("E", image_shape=(None, None, 3), include_fc=False)
         with_bn = VGGBackbone("A", batch_norm=True, include_fc=False)
@@ -141,26 +122,16 @@ def test_bad_arguments_name_the_value_and_rule():
 
 def test_tiny_from_preset_config_save_and_fit(tmp_path):
     keras.utils.set_random_seed(2)
-    backbone = VGGBackbone.from_preset("vgg_c", **TINY, batch_norm=True)
+    x = np.random.default_rng(0).normal(size=(8, 32, 32, 3)).astype("float32")
+    # Config round trip, output shape, .keras outputs, a step of fit (training-mode batch norm).
+    backbone = run_backbone_test(VGGBackbone, {**TINY, "batch_norm": True}, x, (8, 16), tmp_path, preset="vgg_c")
     assert backbone.configuration == "C" and backbone.batch_norm
     assert backbone.get_layer("block5_pool").output.shape[1:] == (1, 1, 8)
     assert backbone.output_shape == (None, 16)
-    clone = check_config_roundtrip(backbone)
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(backbone))
     assert clone.filters == TINY["filters"] and clone.batch_norm
-
-    images = keras.Input(TINY["image_shape"])
-    classifier = keras.Model(images, keras.layers.Dense(3, name="fc8")(backbone(images)))
-    classifier.compile(
-        optimizer=keras.optimizers.SGD(0.01, momentum=0.9),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-    )
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(8, 32, 32, 3)).astype("float32")
-    y = rng.integers(0, 3, size=(8,))
-    check_fit(classifier, x, y, batch_size=4, epochs=1)
     moving_mean = keras.ops.convert_to_numpy(backbone.get_layer("block1_conv1_bn").moving_mean)
     assert np.any(moving_mean != 0)  # batch norm's statistics were updated
-    check_saved_model(backbone, x[:2], tmp_path)
 
     lrn = VGGBackbone.from_preset("vgg_a_lrn", **TINY, include_fc=False)
     (tmp_path / "lrn").mkdir()

@@ -1,17 +1,15 @@
 """ViTBackbone: presets and parameter counts (built symbolically), tiny configs on the current backend."""
 
-import contextlib
-
 import numpy as np
 import pytest
 
 import keras
 from keras import ops
-from keras.src.backend.common import global_state
 
 from keras_paperzoo.layers.position_embedding import resize_embeddings_1d, resize_position_embeddings
 from keras_paperzoo.models.vit import VIT_PRESETS, ViTBackbone, mean_attention_distance
 from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_tests import shapes_only
 
 TINY = dict(patch_size=8, num_layers=2, hidden_dim=32, num_heads=2, mlp_dim=64, image_shape=(32, 32, 3))
 
@@ -24,24 +22,8 @@ def images(n=4, size=32, seed=0):
     return np.random.default_rng(seed).uniform(size=(n, size, size, 3)).astype("float32")
 
 
-@contextlib.contextmanager
-def symbolic_variables():
-    """Create variables without values (no memory for ViT-H's 632M weights), then forget them.
-
-    Keras defers the initialisation of variables created in a `StatelessScope`; with
-    `initialize_variables=False` they stay uninitialised, and the global list Keras
-    keeps of them is restored so no later scope initialises them.
-    """
-    before = list(global_state.get_global_attribute("uninitialized_variables", None) or [])
-    try:
-        with keras.StatelessScope(initialize_variables=False):
-            yield
-    finally:
-        global_state.set_global_attribute("uninitialized_variables", before)
-
-
 def symbolic(name, **overrides):
-    with symbolic_variables():
+    with shapes_only():  # no memory for ViT-H's 632M weights
         backbone = ViTBackbone.from_preset(name, **overrides)
         return backbone.count_params(), tuple(backbone.sequence_output.shape), tuple(backbone.output.shape)
 
