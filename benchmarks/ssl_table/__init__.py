@@ -12,8 +12,9 @@ CIFAR-10 figures beside ours). Each (row, seed) run writes its JSON under
 OUTPUT/RUN_ID/runs/; the table is written after every run and at the end.
 
 `--workers N` starts N processes, process k pinned to CPU k with one compute thread (JAX:
-`--xla_cpu_multi_thread_eigen=false`), each taking the next run nobody has claimed. Run it
-under `nice -n 19` on a shared machine.
+`--xla_cpu_multi_thread_eigen=false`), each taking the next run nobody has claimed (the
+heaviest rows first, `methods.SECONDS_PER_UPDATE`), logging to $TMPDIR/ssl_table_RUN_ID_workerK.log.
+Run it under `nice -n 19` on a shared machine.
 """
 
 import json
@@ -21,6 +22,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import time
 
 from benchmarks.ssl_table import methods
@@ -28,10 +30,10 @@ from benchmarks.ssl_table import methods
 DEFAULT_OUTPUT = pathlib.Path(__file__).resolve().parents[1] / "results" / "ssl_table"
 # Budgets. cpu: MNIST at 16 x 16, sized by timing one run of each method on one core (benchmarks/README.md).
 BUDGETS = {
-    "smoke": {"dataset": "digits", "image_size": 16, "train_images": 128, "test_images": 64, "batch_size": 16,
+    "smoke": {"dataset": "digits", "image_size": 16, "train_images": 128, "test_images": 64, "batch_size": 64,
               "updates": 2, "probe_epochs": 1, "backbone": "tiny", "igpt_image_size": 4},
     "cpu": {"dataset": "mnist", "image_size": 16, "train_images": 4000, "test_images": 2000, "batch_size": 64,
-            "updates": 1240, "probe_epochs": 100, "backbone": "tiny", "igpt_image_size": 8},
+            "updates": 2170, "probe_epochs": 100, "backbone": "tiny", "igpt_image_size": 8},
 }
 DEFAULT_SEEDS = (0, 1, 2)
 DATA_SEED = 0  # the training and test subsets: the same for every run
@@ -99,28 +101,42 @@ def load_data(budget):
 
 
 def work(args, run_dir, budget):
-    """Run every unclaimed (row, seed) of the table in this process; the table after each."""
+    """Run every unclaimed (row, seed) of the table in this process, the table after each; the number that failed.
+
+    A run that raises leaves RUN_DIR/runs/ROW_seedS.error (its traceback) and the others go on; it is
+    tried again by the next invocation.
+    """
+    import traceback
+
     from benchmarks.ssl_table import runs, table
 
     data = load_data(budget)
-    done = 0
+    failed = 0
+    rows = sorted(args.rows, key=lambda row: -methods.SECONDS_PER_UPDATE.get(row, 0.0))  # heaviest first
     for seed in args.seeds:
-        for row in args.rows:
+        for row in rows:
             if not runs.claim(run_dir, row, seed):
                 continue
             try:
                 start = time.perf_counter()
                 print(f"[ssl-table] {row} seed {seed}: start (load {os.getloadavg()[0]:.1f})", flush=True)
-                record = runs.run_one(row, seed, data, budget)
+                error = runs.result_path(run_dir, row, seed).with_suffix(".error")
+                try:
+                    record = runs.run_one(row, seed, data, budget)
+                except Exception:  # noqa: BLE001  (recorded; the table goes on without this run)
+                    error.write_text(traceback.format_exc())
+                    print(f"[ssl-table] {row} seed {seed}: FAILED, see {error}", flush=True)
+                    failed += 1
+                    continue
+                error.unlink(missing_ok=True)
                 runs.write_json(runs.result_path(run_dir, row, seed), record)
                 print(f"[ssl-table] {row} seed {seed}: kNN {record['knn_percent']} (init "
                       f"{record['knn_percent_at_init']}), probe {record['probe_percent']}, "
                       f"{(time.perf_counter() - start) / 60:.1f} min", flush=True)
-                done += 1
             finally:
                 runs.release(run_dir, row, seed)
             table.aggregate(run_dir)
-    return done
+    return failed
 
 
 def spawn_workers(args, argv, run_dir):
@@ -132,11 +148,12 @@ def spawn_workers(args, argv, run_dir):
     for k in range(args.workers):
         cmd = [sys.executable, "-m", "benchmarks", "ssl-table", *argv, "--workers", "1", "--cpu",
                str(cpus[k % len(cpus)])]
-        log = open(run_dir / f"worker{k}.log", "a")
+        log_path = pathlib.Path(tempfile.gettempdir()) / f"ssl_table_{run_dir.name}_worker{k}.log"
+        log = open(log_path, "a")
         children.append((subprocess.Popen(cmd, env={**os.environ, **thread_env(1)}, stdout=log,
                                           stderr=subprocess.STDOUT), log))
-        print(f"[ssl-table] worker {k}: pid {children[-1][0].pid}, cpu {cpus[k % len(cpus)]}, log "
-              f"{run_dir / f'worker{k}.log'}", flush=True)
+        print(f"[ssl-table] worker {k}: pid {children[-1][0].pid}, cpu {cpus[k % len(cpus)]}, log {log_path}",
+              flush=True)
     failed = 0
     for child, log in children:
         failed |= child.wait() != 0
@@ -177,9 +194,8 @@ def main(args, argv=()):
     if args.workers > 1:
         failed = spawn_workers(args, _without_workers(list(argv)), run_dir)
     else:
-        work(args, run_dir, budget)
-        failed = 0
+        failed = work(args, run_dir, budget)
     table.aggregate(run_dir)
     print((run_dir / "table.md").read_text())
     print(f"[ssl-table] {run_dir}")
-    return int(failed)
+    return int(bool(failed))

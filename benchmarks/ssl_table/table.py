@@ -82,6 +82,7 @@ def aggregate(run_dir):
              "missing": [f"{row} (seeds {sorted(set(budget.get('seeds', [])) - set(rows.get(row, {}).get('seeds', [])))})"
                          for row in methods.ROWS if budget.get("seeds") and
                          set(rows.get(row, {}).get("seeds", [])) != set(budget["seeds"])]}
+    table["failed"] = sorted(path.stem for path in (run_dir / "runs").glob("*.error"))
     (run_dir / "table.json").write_text(json.dumps(table, indent=2, sort_keys=True) + "\n")
     (run_dir / "table.md").write_text(markdown(table))
     return table
@@ -129,6 +130,9 @@ def markdown(table):
     why = [(row["label"], row["why_not"]) for row in rows.values() if row.get("why_not")]
     if why:
         lines += ["", "Rows that do not beat random init, and why:", ""] + [f"- {label}: {reason}" for label, reason in why]
+    if table.get("failed"):
+        lines += ["", "Failed (traceback in runs/NAME.error; tried again by the next invocation): "
+                  + ", ".join(table["failed"]) + "."]
     if table.get("missing"):
         lines += ["", "Not finished yet: " + ", ".join(table["missing"]) + "."]
     lines += ["", "Reference scale (CIFAR-10, not our data, backbone or budget):", "",
