@@ -116,7 +116,7 @@ def markdown(table):
     lines += ["Mean +- s.e. over seeds (top-1 %, test set). \"beats random init\": the paired gain over the same "
               "encoder at initialisation, mean +- s.e. over seeds, above 2 s.e. (kNN).", "",
               "| row | encoder | kNN | probe | kNN at init | probe at init | beats random init (kNN gain) | "
-              "probe gain | min / run | lightly kNN, 200 / 800 ep | solo-learn linear |",
+              "probe gain | min / run (cpu min) | lightly kNN, 200 / 800 ep | solo-learn linear |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in rows.items():
         beats = "-" if name == methods.RANDOM_INIT else _beats(row, "knn")
@@ -125,7 +125,8 @@ def markdown(table):
             f"| {row['label']} ({len(row['seeds'])} seeds) | {row['encoder']} | {_pm(row['knn_mean'], row['knn_se'])} "
             f"| {_pm(row['probe_mean'], row['probe_se'])} | {_pm(row['knn_at_init_mean'], row['knn_at_init_se'])} | "
             f"{_pm(row['probe_at_init_mean'], row['probe_at_init_se'])} | {beats} | {probe} | "
-            f"{_pm(row['minutes_mean'], None)} | {row['lightly_cifar10_knn_200_800_epochs']} | "
+            f"{_pm(row['minutes_mean'], None)} ({_pm(row['cpu_minutes_mean'], None)}) | "
+            f"{row['lightly_cifar10_knn_200_800_epochs']} | "
             f"{row['solo_learn_cifar10_linear']} |")
     why = [(row["label"], row["why_not"]) for row in rows.values() if row.get("why_not")]
     if why:
