@@ -21,9 +21,8 @@ Backbones (the smallest comparable ones):
 """
 
 import dataclasses
+import math
 from typing import Callable
-
-import numpy as np
 
 # name: (recipe, preset (None: the recipe's default), label)
 RECIPE_METHODS = {
@@ -87,7 +86,7 @@ class Prepared:
 def _schedule(num_images, batch_size, updates):
     """(steps per epoch, epochs) giving at least `updates` updates in whole epochs of at most one pass."""
     steps = max(1, min(num_images // batch_size, updates))
-    return steps, int(np.ceil(updates / steps))
+    return steps, math.ceil(updates / steps)
 
 
 def _fit(model, batches, epochs, callbacks=()):
