@@ -112,8 +112,12 @@ def versions():
 
 def run_one(row, seed, data, budget):
     """Train and evaluate row `row` at `seed` on `data`; the record (module docstring)."""
+    import gc
+
     import keras
 
+    keras.backend.clear_session()  # a worker runs many rows: drop the last one's models and compiled functions
+    gc.collect()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     x_train, y_train, x_test, y_test = data
     prepared = methods.prepare(row, data, budget, seed)
