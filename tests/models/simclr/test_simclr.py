@@ -6,41 +6,21 @@ import numpy as np
 import pytest
 
 import keras
-from keras import ops
 
 from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 from keras_paperzoo.models.simclr import SIMCLR_PRESETS, SimCLR
 from keras_paperzoo.training.lars import LARS
-from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
-
-
-def _np(x):
-    return np.asarray(ops.convert_to_numpy(x)).copy()
-
-
-@pytest.fixture(autouse=True)
-def _seeded():
-    """The same initial weights whatever ran before (a tiny ReLU backbone can start dead)."""
-    keras.utils.set_random_seed(0)
-
-
-def _backbone(size=8, batch_norm=True):
-    layers = [keras.Input((size, size, 3)), keras.layers.Conv2D(4, 3, strides=2, name="conv")]
-    if batch_norm:
-        layers.append(keras.layers.BatchNormalization(name="bn"))
-    layers.append(keras.layers.ReLU())
-    return keras.Sequential(layers, name="tiny")  # (B, 3, 3, 4) maps: h is 4-d
+from tests.model_tests import check_resume_from_saved, run_ssl_trainer_test
+from tests.model_tests import seeded  # noqa: F401 (autouse: the same initial weights in every test)
+from tests.model_tests import tiny_backbone as _backbone  # (B, 3, 3, 4) maps: h is 4-d
+from tests.model_tests import to_numpy as _np
+from tests.model_tests import two_views as _views
 
 
 def _simclr(backbone=None, **kwargs):
     args = dict(version=1, temperature=0.5, projection_dims=[8, 8], seed=0)
     args.update(kwargs)
     return SimCLR(backbone or _backbone(), **args)
-
-
-def _views(n, size=8, seed=0):
-    rng = np.random.default_rng(seed)
-    return [rng.random((n, size, size, 3)).astype("float32") for _ in range(2)]
 
 
 def _nt_xent(z_a, z_b, tau):
@@ -141,15 +121,18 @@ def test_online_probe_trains_and_does_not_change_the_representation():
 
 
 def test_fit_on_raw_images_config_and_saved_model(tmp_path):
-    model = _simclr(version=2, num_classes=3)  # the default augmentation: views drawn inside the step
-    model.compile(batch_size=8, steps_per_epoch=2, epochs=1)  # LARS, warmup, cosine
     images = _views(16, seed=3)[0]
-    history = check_fit(model, images, np.arange(16) % 3, batch_size=8, epochs=1)
-    assert set(history.history) == {"loss", "contrastive_accuracy", "probe_accuracy"}
-    clone = check_config_roundtrip(model)
+    model, history, loaded = run_ssl_trainer_test(  # fit, config round trip, outputs, weights, optimizer state
+        SimCLR, dict(backbone=_backbone(), version=2, temperature=0.5, projection_dims=[8, 8], seed=0, num_classes=3),
+        images, tmp_path, y=np.arange(16) % 3,  # the default augmentation: views drawn inside the step
+        compile_kwargs=dict(batch_size=8, steps_per_epoch=2, epochs=1),  # LARS, warmup, cosine
+        expected_metrics={"loss", "contrastive_accuracy", "probe_accuracy"},
+        # Every kernel learns (a bias before batch norm gets no gradient).
+        state=lambda m: [w for w in m.backbone.weights + m.head.weights + m.probe.weights if "kernel" in w.path],
+    )
+    clone = SimCLR.from_config(model.get_config())
     assert clone.version == 2 and clone.head.widths == (8, 8) and clone.num_classes == 3
     assert clone.temperature == 0.5 and clone.seed == 0
-    loaded = check_saved_model(model, images[:4], tmp_path)  # outputs, weights, optimizer state
     assert isinstance(loaded.optimizer, LARS)
     np.testing.assert_allclose(_np(loaded.fine_tuning_encoder()(images[:4])),
                                _np(model.fine_tuning_encoder()(images[:4])), atol=1e-6)
@@ -200,28 +183,14 @@ def test_exact_resume_from_a_saved_model(tmp_path):
         model.fit(images, labels, batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
                   verbose=0, callbacks=[EpochSeeds(7)])
 
-    model = fresh()
-    model.optimizer.build(model.trainable_variables)
-    start = [_np(v) for v in model.weights + model.optimizer.variables]
-    fit(model, 2)  # uninterrupted
-    straight = [_np(v) for v in model.weights], [_np(v) for v in model.optimizer.variables]
-    # The same model from the same start (its compiled step reused): 1 epoch, save, load, 1 more.
-    for v, value in zip(model.weights + model.optimizer.variables, start):
-        v.assign(value)
-    fit(model, 1)
-    assert not np.allclose(_np(model.backbone.weights[0]), straight[0][0])  # (epoch 2 moves the weights)
-    model.save(tmp_path / "epoch1.keras")
-    resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
-    assert isinstance(resumed.optimizer, LARS)  # compile_from_config: what was saved
-    assert resumed.optimizer._learning_rate.total_steps == 4
-    assert int(_np(resumed.optimizer.iterations)) == 2
-    fit(resumed, 2, initial_epoch=1)
-    assert len(resumed.weights) == len(straight[0])
-    for a, b in zip(resumed.weights, straight[0]):  # backbone, head, probe, BN statistics, seeds
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
-    assert len(resumed.optimizer.variables) == len(straight[1])
-    for a, b in zip(resumed.optimizer.variables, straight[1]):
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
+    def check_saved(model, resumed, straight):
+        assert not np.allclose(_np(model.backbone.weights[0]), straight[0][0])  # (epoch 2 moves the weights)
+        assert isinstance(resumed.optimizer, LARS)  # compile_from_config: what was saved
+        assert resumed.optimizer._learning_rate.total_steps == 4
+        assert int(_np(resumed.optimizer.iterations)) == 2
+
+    # Then every weight (backbone, head, probe, BN statistics, seeds) and optimizer variable as straight.
+    check_resume_from_saved(fresh, fit, tmp_path, check_saved=check_saved)
 
 
 def test_bad_input_names_the_value_and_rule():
