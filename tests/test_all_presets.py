@@ -42,9 +42,10 @@ except ImportError:  # keras-hub is not installed: those presets are not collect
 
 
 def _subclasses(base):
+    """The package's classes with their own presets (a test's subclass, such as test_trainer's, is not walked)."""
     found = {}
     for cls in base.__subclasses__():
-        if cls.__dict__.get("presets"):
+        if cls.__dict__.get("presets") and cls.__module__.startswith("keras_paperzoo."):
             found[cls.__name__] = cls
         found.update(_subclasses(cls))
     return found

@@ -113,7 +113,9 @@ def check_preset(args):
     """One line for a `--preset` that is no model's preset (a preset of another paper is left to the recipe)."""
     preset = getattr(args, "preset", None)
     if preset is not None and preset not in preset_names():
-        nearest = difflib.get_close_matches(preset, sorted(preset_names()), n=3, cutoff=0.5)
+        names = sorted(preset_names())
+        extended = [name for name in names if name.startswith(preset)]  # "resnet20" -> "resnet20_cifar"
+        nearest = (extended + difflib.get_close_matches(preset, names, n=3, cutoff=0.5))[:3]
         hint = f"; nearest: {', '.join(nearest)}" if nearest else ""
         raise RecipeError(f"{args.recipe}: --preset {preset!r} is not a preset of any model{hint} "
                           "(docs/models.md lists them).")

@@ -100,7 +100,7 @@ def test_each_recipe_builds_its_papers_backbone_for_the_image_size(recipe, image
 def test_unknown_preset_is_one_clear_error(tmp_path, capsys):
     assert main(["train", "resnet-cifar", "--preset", "resnet20", "--output-dir", str(tmp_path), *RUN]) == 2
     err = capsys.readouterr().err
-    assert "--preset 'resnet20' is not one of the ResNetBackbone presets" in err
+    assert "resnet-cifar: --preset 'resnet20' is not a preset of any model; nearest: resnet20_cifar," in err
 
 
 def test_recipes_are_listed(capsys):
