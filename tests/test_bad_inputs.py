@@ -269,6 +269,12 @@ API = [
          "x has 1 non-finite value (nan at (3, 1, 2, 0))"),
     Case("infinite image given to fit", _fit(_tiny_classifier, np.full((4, 4, 4, 1), np.inf, "float32"),
                                              np.array([0, 1, 2, 3])), ValueError, "(inf at (0, 0, 0, 0))"),
+    Case("NaN in validation_data", _fit(_tiny_classifier, np.zeros((4, 4, 4, 1), "float32"), np.array([0, 1, 2, 3]),
+                                        validation_data=(_nan_images()[:4], np.array([0, 1, 2, 3]))),
+         ValueError, "validation_data[0] has 1 non-finite value (nan at (3, 1, 2, 0))"),
+    Case("class id 10 given to evaluate", lambda f: _tiny_classifier().evaluate(
+        np.zeros((4, 4, 4, 1), "float32"), np.array([0, 1, 10, 2]), verbose=0),
+         ValueError, "y has label 10 at (2,); class ids must be integers in [0, 10)"),
     Case("NaN image given to a self-supervised fit", _fit(_ssl("SimCLR", image_shape=(4, 4, 1)), _nan_images()),
          ValueError, "x has 1 non-finite value (nan at (3, 1, 2, 0))"),
     Case("GPT target id equal to the vocabulary size", _fit(_tiny_gpt, _text_ids(11), _text_ids(11, at=(2, 3))),

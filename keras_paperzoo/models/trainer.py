@@ -174,13 +174,29 @@ class Trainer:
 
     # --- the data boundary ----------------------------------------------------------------
     def fit(self, x=None, y=None, *args, **kwargs):
-        """`keras.Model.fit`, after `check_fit_data` (see the module docstring)."""
+        """`keras.Model.fit`, after `check_fit_data` of the training data and of NumPy `validation_data`."""
         batch_size = args[0] if args else kwargs.get("batch_size")
         self.check_fit_data(x, y, batch_size)
+        validation = kwargs.get("validation_data")
+        if isinstance(validation, (tuple, list)) and 1 <= len(validation) <= 3:  # (x, y) or (x, y, sample weights)
+            self.check_fit_data(validation[0], validation[1] if len(validation) > 1 else None,
+                                names=("validation_data[0]", "validation_data[1]"))
         return super().fit(x, y, *args, **kwargs)
 
-    def check_fit_data(self, x, y=None, batch_size=None):
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        """`keras.Model.evaluate`, after `check_fit_data` of NumPy data (no batch-size rule: nothing is trained).
+
+        `fit` runs its validation through here with Keras's cached dataset, checked once by `fit`.
+        """
+        if not kwargs.get("_use_cached_eval_dataset"):
+            self.check_fit_data(x, y, names=("x", "y"))
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def check_fit_data(self, x, y=None, batch_size=None, names=None):
         """Check the data `fit` got, once: NumPy arrays (a dict or tuple of them) or `EpochShuffledBatches`.
+
+        `names`: (x's, y's) name in the messages for validation or evaluation data, whose
+        batches train nothing, so the trainer's batch-size rules are not applied to them.
 
         Every float array must be finite (`check_finite`), then `check_inputs(x, y,
         batch_size, examples, drop_remainder)` applies the trainer's own rules. The cost is
@@ -192,11 +208,14 @@ class Trainer:
         if arrays is None:
             return
         x, y, batch_size, examples, drop_remainder, checked = arrays
+        x_name, y_name = names or ("x", "y")
         if not checked:  # EpochShuffledBatches checks its x itself
-            for name, value in _named_leaves(x, "x"):
+            for name, value in _named_leaves(x, x_name):
                 check_finite(value, name)
-        for name, value in _named_leaves(y, "y"):
+        for name, value in _named_leaves(y, y_name):
             check_finite(value, name)
+        if names:  # validation or evaluation data: the trainer's value rules, not its batch rules
+            batch_size, drop_remainder = None, False
         self.check_inputs(x, y, batch_size=batch_size, examples=examples, drop_remainder=drop_remainder)
 
     def check_inputs(self, x, y, batch_size=None, examples=None, drop_remainder=False):
