@@ -161,8 +161,7 @@ def _private_names_imported(name, path, modules):
 
 
 # Private names the models still share across modules, to be made public or moved (issue 34 item 4).
-STILL_SHARED = {("keras_paperzoo.models.beit.beit_backbone", "keras_paperzoo.models.vit.vit_backbone"),
-                ("keras_paperzoo.models.bert.bert_pretrainer", "keras_paperzoo.models.bert.bert_backbone")}
+STILL_SHARED = set()  # emptied: every module keeps its private names
 
 
 def test_no_private_name_crosses_a_module(tmp_path):

@@ -11,8 +11,9 @@ from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding
 from keras_paperzoo.layers.position_embedding import LearnedPositionEmbedding
 from keras_paperzoo.layers.transformer_block import TransformerBlock
 from keras_paperzoo.models.backbone import Presets
+from keras_paperzoo.models.checks import check_int
 from keras_paperzoo.models.beit.beit_presets import BEIT_FINE_TUNING_RECIPE, BEIT_PRESETS
-from keras_paperzoo.models.vit.vit_backbone import _positive_int, transformer_layer_groups
+from keras_paperzoo.models.vit.vit_backbone import transformer_layer_groups
 from keras_paperzoo.models.vit.vit_layers import TokenPooling
 
 INIT_STD = 0.02
@@ -154,11 +155,11 @@ class BEiTBackbone(Presets, keras.Model):
             raise ValueError(f"BEiTBackbone image_shape must be (height, width, channels) of positive ints; "
                              f"got {image_shape!r}.")
         image_shape = tuple(int(d) for d in image_shape)
-        patch_size = _positive_int(patch_size, "patch_size")
-        num_layers = _positive_int(num_layers, "num_layers")
-        hidden_dim = _positive_int(hidden_dim, "hidden_dim")
-        num_heads = _positive_int(num_heads, "num_heads")
-        mlp_dim = _positive_int(mlp_dim, "mlp_dim")
+        patch_size = check_int("BEiTBackbone", "patch_size", patch_size, rule="a positive int")
+        num_layers = check_int("BEiTBackbone", "num_layers", num_layers, rule="a positive int")
+        hidden_dim = check_int("BEiTBackbone", "hidden_dim", hidden_dim, rule="a positive int")
+        num_heads = check_int("BEiTBackbone", "num_heads", num_heads, rule="a positive int")
+        mlp_dim = check_int("BEiTBackbone", "mlp_dim", mlp_dim, rule="a positive int")
         if hidden_dim % num_heads:
             raise ValueError(f"hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
         for side, size in zip(("height", "width"), image_shape[:2]):

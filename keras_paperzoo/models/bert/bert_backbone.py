@@ -15,7 +15,8 @@ def bert_initializer(stddev=0.02):
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
-def _activation(name):
+def activation_function(name):
+    """The Keras activation for an `activation` argument: keras-hub's tanh-approximate GELU for "gelu_approximate"."""
     if name == "gelu_approximate":
         return keras_hub.src.utils.keras_utils.gelu_approximate
     return name
@@ -135,7 +136,7 @@ class BertBackbone(Backbone):
                 intermediate_dim=intermediate_dim,
                 num_heads=num_heads,
                 dropout=dropout,
-                activation=_activation(activation),
+                activation=activation_function(activation),
                 layer_norm_epsilon=layer_norm_epsilon,
                 kernel_initializer=bert_initializer(),
                 normalize_first=False,  # post-norm, "Add & Norm"

@@ -5,7 +5,7 @@ import keras
 import keras_hub
 from keras import ops
 
-from keras_paperzoo.models.bert.bert_backbone import BertBackbone, _activation, bert_initializer
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone, activation_function, bert_initializer
 from keras_paperzoo.models.bert.bert_optimizer import PAPER_PRETRAINING_STEPS, pretraining_optimizer
 from keras_paperzoo.models.trainer import Trainer
 
@@ -81,7 +81,7 @@ class BertPretrainer(Trainer, keras.Model):
         # === Layers ===
         masked_lm_head = keras_hub.layers.MaskedLMHead(
             token_embedding=backbone.token_embedding,
-            intermediate_activation=_activation(backbone.activation),
+            intermediate_activation=activation_function(backbone.activation),
             layer_norm_epsilon=backbone.layer_norm_epsilon,
             kernel_initializer=bert_initializer(),
             name="masked_lm_head",

@@ -13,6 +13,7 @@ from keras_paperzoo.layers.position_embedding import (
 )
 from keras_paperzoo.layers.transformer_block import TransformerBlock
 from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.checks import check_int
 from keras_paperzoo.models.vit.vit_analysis import mean_attention_distance
 from keras_paperzoo.models.vit.vit_layers import POOLINGS, ConvStem, TokenPooling
 from keras_paperzoo.models.vit.vit_presets import VIT_FINE_TUNING_RECIPE, VIT_PRESETS, VIT_PRETRAINING_RECIPE
@@ -20,12 +21,6 @@ from keras_paperzoo.models.vit.vit_presets import VIT_FINE_TUNING_RECIPE, VIT_PR
 POSITION_EMBEDDINGS = ("1d", "2d", "relative", "relative_1d", "none")
 HYBRID_STEMS = ("conv",)
 _RELATIVE_OFFSETS = {"relative": "2d", "relative_1d": "1d"}
-
-
-def _positive_int(value, name):
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int; got {value!r}.")
-    return int(value)
 
 
 def transformer_layer_groups(model, embedding_layers, blocks):
@@ -149,16 +144,16 @@ class ViTBackbone(Backbone):
             raise ValueError(f"image_shape must be (height, width, channels) of positive ints; got {image_shape}.")
         image_shape = tuple(int(d) for d in image_shape)
         if isinstance(patch_size, (list, tuple)):
-            patch_size = tuple(_positive_int(p, "patch_size") for p in patch_size)
+            patch_size = tuple(check_int("ViTBackbone", "patch_size", p, rule="a positive int") for p in patch_size)
             if len(patch_size) != 2:
                 raise ValueError(f"patch_size must be an int or (height, width); got {patch_size}.")
             ph, pw = patch_size
         else:
-            ph = pw = patch_size = _positive_int(patch_size, "patch_size")
-        num_layers = _positive_int(num_layers, "num_layers")
-        hidden_dim = _positive_int(hidden_dim, "hidden_dim")
-        num_heads = _positive_int(num_heads, "num_heads")
-        mlp_dim = _positive_int(mlp_dim, "mlp_dim")
+            ph = pw = patch_size = check_int("ViTBackbone", "patch_size", patch_size, rule="a positive int")
+        num_layers = check_int("ViTBackbone", "num_layers", num_layers, rule="a positive int")
+        hidden_dim = check_int("ViTBackbone", "hidden_dim", hidden_dim, rule="a positive int")
+        num_heads = check_int("ViTBackbone", "num_heads", num_heads, rule="a positive int")
+        mlp_dim = check_int("ViTBackbone", "mlp_dim", mlp_dim, rule="a positive int")
         if hidden_dim % num_heads:
             raise ValueError(f"hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
         for name, rate in (("dropout_rate", dropout_rate), ("attention_dropout", attention_dropout)):
