@@ -14,7 +14,8 @@ Choices, as scikit-learn's `KMeans` makes them (its inertia is what the tests co
 - An empty cluster after an assignment step is re-seeded with the point farthest from its
   own centre (the j-th empty cluster with the j-th farthest point), so every one of the k
   clusters keeps a point (faiss splits a large cluster instead; both avoid the empty
-  clusters DeepCluster Sec. 3.4 warns of).
+  clusters DeepCluster Sec. 3.4 warns of). Unlike scikit-learn, the moved point also stays
+  in its old cluster's mean for that iteration (tests/parity/test_deepcluster_kmeans.py).
 - Iterations stop when no centre moves by more than `tolerance` x the mean per-feature
   variance of the data (squared), or after `max_iterations`.
 
