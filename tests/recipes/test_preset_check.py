@@ -33,7 +33,7 @@ def test_an_unknown_preset_is_refused_in_one_line_without_keras():
                           text=True, timeout=120)
     assert done.stdout.strip().endswith("EXIT 2 False"), (done.stdout, done.stderr)
     line = done.stderr.strip()
-    assert line.count("\n") == 0 and "--preset 'resnet20' is not a preset of any model; nearest: resnet50" in line
+    assert line.count("\n") == 0 and "--preset 'resnet20' is not a preset of any model; nearest: resnet20_cifar, resnet50" in line
 
 
 def test_a_known_preset_passes_the_check():
