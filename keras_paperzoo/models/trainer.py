@@ -79,6 +79,17 @@ PRESET_SCHEMA = """A trainer preset is a dict with three keys:
     "arguments": {...}: the trainer's own constructor arguments."""
 
 
+def trainer_preset(description, backbone, overrides=None, **arguments):
+    """A trainer preset (`PRESET_SCHEMA`): backbone preset `backbone` with `overrides`, the trainer's `arguments`.
+
+    `trainer_preset("MoCo v1 ...", "resnet50", version=1, queue_size=65536)` is
+    `{"description": "MoCo v1 ...", "backbone": {"preset": "resnet50", "overrides": {}},
+    "arguments": {"version": 1, "queue_size": 65536}}`.
+    """
+    return {"description": description, "backbone": {"preset": backbone, "overrides": dict(overrides or {})},
+            "arguments": arguments}
+
+
 class Trainer:
     """Mix-in base of every trainer: config, presets and the paper's `compile()`.
 
