@@ -10,8 +10,8 @@
 - `byol_tiny`: two residual blocks (8, 16 filters), heads 32-16: tests and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 BYOL_PRESETS = {
     "byol_resnet50": trainer_preset(

@@ -20,8 +20,8 @@ is built (L: 1, ab: 2), so any `image_shape` of RGB images may be passed.
   smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 _SMALL_IMAGES = {"crop_scale": (0.2, 1.0)}
 

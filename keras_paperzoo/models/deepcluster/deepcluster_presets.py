@@ -14,8 +14,8 @@ your data's (`paperzoo train deepcluster` does).
 - `deepcluster_tiny`: two residual blocks (8, 16 filters), k = 10, 256 images: tests.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 DEEPCLUSTER_PRESETS = {
     "deepcluster_resnet50": trainer_preset(

@@ -12,8 +12,8 @@
   tests and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 DENSECL_PRESETS = {
     "densecl_resnet50": trainer_preset(

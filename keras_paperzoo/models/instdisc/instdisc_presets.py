@@ -23,8 +23,8 @@
   m = 32: tests and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 # The paper's ImageNet arguments (Sec. 4.2): m = 4096 noise samples, tau = 0.07, a 128-d embedding.
 _PAPER = {"num_negatives": 4096, "temperature": 0.07, "feature_dim": 128}

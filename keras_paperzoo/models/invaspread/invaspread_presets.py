@@ -13,8 +13,8 @@
   and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 # demo_seen.py's transforms.Normalize, applied after each view's augmentation.
 _CIFAR_STATISTICS = {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]}

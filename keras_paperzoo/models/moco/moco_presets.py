@@ -24,8 +24,8 @@
   smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 MOCO_PRESETS = {
     "moco_v1_resnet50": trainer_preset(

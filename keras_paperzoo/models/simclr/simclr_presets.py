@@ -11,8 +11,8 @@
 - `simclr_tiny`: two residual blocks (8, 16 filters): tests and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 _CIFAR = {"color_strength": 0.5, "blur": False}  # Appendix B.9
 

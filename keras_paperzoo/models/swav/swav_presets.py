@@ -19,8 +19,8 @@ full-size crops' side (`SwAV.from_preset(..., image_shape=(H, W, C))` sets it).
   2 + 2: tests and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
-from keras_paperzoo.models.trainer import trainer_preset
 
 _ANY_SIZE = (None, None, 3)
 _SMALL_IMAGES = {"color_strength": 0.5, "blur": False}
