@@ -110,8 +110,30 @@ class PatchEmbedding(keras.layers.Layer):
         return config
 
 
+class LearnedToken(keras.layers.Layer):
+    """Base of the layers that hold one learnable token vector, a (1, 1, D) weight named "token".
+
+    ViT's class token (`ClassToken`) and BEiT's [M] embedding (`MaskEmbedding`): D is the
+    input's last axis; the config holds the initializer.
+    """
+
+    def __init__(self, initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        self.initializer = keras.initializers.get(initializer)
+
+    def build(self, input_shape):
+        self.token = self.add_weight(
+            shape=(1, 1, input_shape[-1]), initializer=self.initializer, name="token"
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config["initializer"] = keras.initializers.serialize(self.initializer)
+        return config
+
+
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class ClassToken(keras.layers.Layer):
+class ClassToken(LearnedToken):
     """Prepend one learnable token: (B, N, D) -> (B, 1 + N, D).
 
     ViT's x_class (borrowed from BERT's [CLS]); its final state z_L^0 is the image
@@ -125,15 +147,6 @@ class ClassToken(keras.layers.Layer):
     ```
     """
 
-    def __init__(self, initializer="zeros", **kwargs):
-        super().__init__(**kwargs)
-        self.initializer = keras.initializers.get(initializer)
-
-    def build(self, input_shape):
-        self.token = self.add_weight(
-            shape=(1, 1, input_shape[-1]), initializer=self.initializer, name="token"
-        )
-
     def call(self, tokens):
         token = ops.zeros_like(tokens[:, :1, :]) + ops.cast(self.token, tokens.dtype)  # (B, 1, D)
         return ops.concatenate([token, tokens], axis=1)
@@ -141,11 +154,6 @@ class ClassToken(keras.layers.Layer):
     def compute_output_shape(self, input_shape):
         length = None if input_shape[1] is None else input_shape[1] + 1
         return (input_shape[0], length, input_shape[2])
-
-    def get_config(self):
-        config = super().get_config()
-        config["initializer"] = keras.initializers.serialize(self.initializer)
-        return config
 
 
 def patchify(images, patch_size):

@@ -31,8 +31,36 @@ def grid_shape(value, name):
     return tuple(int(v) for v in grid)
 
 
+class AddedTable(keras.layers.Layer):
+    """Base of the layers that add a learned table to their input, broadcast over the batch: x + T.
+
+    A subclass creates its weights (from `self.initializer`) in `build` and returns T from
+    `added_table()`, shaped as one example of the input: position embeddings (T, D) added
+    to tokens (B, T, D), an attention bias (heads, T, T) added to logits (B, heads, T, T).
+    The output has the input's shape; the config holds the initializer.
+    """
+
+    def __init__(self, initializer=None, **kwargs):
+        super().__init__(**kwargs)
+        self.initializer = keras.initializers.get(initializer or keras.initializers.RandomNormal(stddev=0.02))
+
+    def added_table(self):
+        raise NotImplementedError
+
+    def call(self, inputs):
+        return inputs + ops.cast(self.added_table(), inputs.dtype)[None]
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config["initializer"] = keras.initializers.serialize(self.initializer)
+        return config
+
+
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class LearnedPositionEmbedding(keras.layers.Layer):
+class LearnedPositionEmbedding(AddedTable):
     """Add a learned table E_pos of shape (sequence_length, D) to (B, sequence_length, D) tokens.
 
     ViT's default (eq. 1): one vector per position in raster order, the class token's
@@ -47,12 +75,6 @@ class LearnedPositionEmbedding(keras.layers.Layer):
     ```
     """
 
-    def __init__(self, initializer=None, **kwargs):
-        super().__init__(**kwargs)
-        self.initializer = keras.initializers.get(
-            initializer or keras.initializers.RandomNormal(stddev=0.02)
-        )
-
     def build(self, input_shape):
         if input_shape[1] is None:
             raise ValueError(f"LearnedPositionEmbedding needs a known sequence length; got {input_shape}.")
@@ -60,20 +82,12 @@ class LearnedPositionEmbedding(keras.layers.Layer):
             shape=(input_shape[1], input_shape[2]), initializer=self.initializer, name="embeddings"
         )
 
-    def call(self, tokens):
-        return tokens + ops.cast(self.embeddings, tokens.dtype)[None]
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config["initializer"] = keras.initializers.serialize(self.initializer)
-        return config
+    def added_table(self):
+        return self.embeddings  # E_pos, (T, D)
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class FactorizedPositionEmbedding2D(keras.layers.Layer):
+class FactorizedPositionEmbedding2D(AddedTable):
     """The ViT paper's 2-D position embedding (App. D.4): X and Y tables of D/2, concatenated.
 
     The patch at (row r, column c) of a `grid_size` = (h, w) grid gets [X_c; Y_r]
@@ -96,12 +110,9 @@ class FactorizedPositionEmbedding2D(keras.layers.Layer):
     """
 
     def __init__(self, grid_size, num_prefix_tokens=1, initializer=None, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(initializer, **kwargs)
         self.grid_size = grid_shape(grid_size, "grid_size")
         self.num_prefix_tokens = int(num_prefix_tokens)
-        self.initializer = keras.initializers.get(
-            initializer or keras.initializers.RandomNormal(stddev=0.02)
-        )
 
     def build(self, input_shape):
         dim = input_shape[-1]
@@ -130,22 +141,10 @@ class FactorizedPositionEmbedding2D(keras.layers.Layer):
         prefix = ops.zeros((self.num_prefix_tokens, 2 * half), dtype=grid.dtype)
         return ops.concatenate([prefix, grid], axis=0)
 
-    def call(self, tokens):
-        return tokens + ops.cast(self.position_table(), tokens.dtype)[None]
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
+    added_table = position_table
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "grid_size": self.grid_size,
-                "num_prefix_tokens": self.num_prefix_tokens,
-                "initializer": keras.initializers.serialize(self.initializer),
-            }
-        )
-        return config
+        return {**super().get_config(), "grid_size": self.grid_size, "num_prefix_tokens": self.num_prefix_tokens}
 
 
 def relative_position_index(grid_size, num_prefix_tokens=1, offsets="2d"):

@@ -24,6 +24,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.layers.position_embedding import (
+    AddedTable,
     RelativePositionMultiHeadAttention,
     grid_shape,
     relative_position_index,
@@ -31,7 +32,7 @@ from keras_paperzoo.layers.position_embedding import (
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class RelativePositionBias(keras.layers.Layer):
+class RelativePositionBias(AddedTable):
     """A learned ((2h-1)(2w-1) + 3, heads) table, gathered to the (heads, T, T) attention bias.
 
     `layer.bias()` is B, B[h, i, j] = table[index[i, j], h], T = num_prefix_tokens + h*w;
@@ -54,13 +55,12 @@ class RelativePositionBias(keras.layers.Layer):
     """
 
     def __init__(self, grid_size, num_heads, num_prefix_tokens=1, initializer="zeros", **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(initializer, **kwargs)
         if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
             raise ValueError(f"RelativePositionBias num_heads must be a positive int; got {num_heads!r}.")
         self.grid_size = grid_shape(grid_size, "grid_size")
         self.num_heads = num_heads
         self.num_prefix_tokens = int(num_prefix_tokens)
-        self.initializer = keras.initializers.get(initializer)
         index, self.num_embeddings = relative_position_index(self.grid_size, self.num_prefix_tokens, "2d")
         self.index = index  # (T, T) int32, NumPy
         self.sequence_length = index.shape[0]
@@ -77,23 +77,11 @@ class RelativePositionBias(keras.layers.Layer):
         bias = ops.take(self.table, ops.convert_to_tensor(self.index.reshape(-1)), axis=0)  # (T*T, heads)
         return ops.transpose(ops.reshape(bias, (t, t, self.num_heads)), (2, 0, 1))  # (heads, T, T)
 
-    def call(self, logits):
-        return logits + ops.cast(self.bias(), logits.dtype)[None]  # (B, heads, T, T)
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
+    added_table = bias  # called on (B, heads, T, T) logits: logits + B
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "grid_size": self.grid_size,
-                "num_heads": self.num_heads,
-                "num_prefix_tokens": self.num_prefix_tokens,
-                "initializer": keras.initializers.serialize(self.initializer),
-            }
-        )
-        return config
+        return {**super().get_config(), "grid_size": self.grid_size, "num_heads": self.num_heads,
+                "num_prefix_tokens": self.num_prefix_tokens}
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")

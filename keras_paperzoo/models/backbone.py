@@ -68,7 +68,8 @@ class Presets:
         return sorted(cls.presets)
 
     def get_config(self):
-        # Only the base Layer arguments; subclasses add their constructor arguments.
+        # Only the base Layer arguments; subclasses add their constructor arguments
+        # (`constructor_config(self)` where each is kept in the attribute of its name).
         return {"name": self.name, "trainable": self.trainable}
 
     @classmethod
@@ -78,6 +79,32 @@ class Presets:
 
 class Backbone(Presets, keras.Model):
     """Functional backbone with `from_preset(name, **overrides)`."""
+
+
+def argument_names(function):
+    """Named parameters of `function`, without self and *args / **kwargs."""
+    parameters = inspect.signature(function).parameters.values()
+    return [
+        p.name for p in parameters
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def constructor_config(model, attributes=None):
+    """{argument: value} for every constructor argument of `model`, read from the attribute of the same name.
+
+    `attributes` maps an argument to another attribute where the two names differ. Keras
+    objects among the values (a backbone, a stem layer) are nested with
+    `keras.saving.serialize_keras_object`; `from_config` turns them back (`deserialize_nested`).
+    """
+    attributes = attributes or {}
+    config = {}
+    for name in argument_names(type(model).__init__):
+        value = getattr(model, attributes.get(name, name))
+        if isinstance(value, keras.layers.Layer) or hasattr(value, "get_config"):
+            value = keras.saving.serialize_keras_object(value)
+        config[name] = value
+    return config
 
 
 def check_positive_ints(owner, name, values, length=None):

@@ -91,3 +91,15 @@ def check_num_classes(owner, num_classes):
     """The online linear classifier's classes: an int >= 2, or None for no classifier."""
     return check_int(owner, "num_classes", num_classes, low=2, allow_none=True,
                      label="num_classes (the online linear classifier)", named=False)
+
+
+def check_transformer_sizes(owner, num_layers, hidden_dim, num_heads, mlp_dim):
+    """A Transformer encoder's L, D, heads and MLP width as positive ints, D divisible by the heads."""
+    num_layers, hidden_dim, num_heads, mlp_dim = (
+        check_int(owner, name, value, rule="a positive int")
+        for name, value in (("num_layers", num_layers), ("hidden_dim", hidden_dim), ("num_heads", num_heads),
+                            ("mlp_dim", mlp_dim))
+    )
+    if hidden_dim % num_heads:
+        raise ValueError(f"hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
+    return num_layers, hidden_dim, num_heads, mlp_dim

@@ -45,6 +45,7 @@ from keras import ops
 from keras_paperzoo.data.checks import check_batching
 from keras_paperzoo.data.indexed import IMAGES, check_index_range, split_indexed
 from keras_paperzoo.models.checks import check_num_classes
+from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.trainer import Trainer
 from keras_paperzoo.training.batch_guard import check_batch_dimension, tensorflow_batch_errors
 
@@ -65,11 +66,16 @@ class SelfSupervisedTrainer(Trainer):
     """Mix-in base of the self-supervised trainers (see the module docstring)."""
 
     fixed_loss = True
+    backbone_class = ResNetBackbone  # what the papers train; any Keras image model can be passed
     # The smallest batch the objective is defined on, and why (see the module docstring).
     min_batch_size = 2
     batch_rule = "batch normalisation of its projections needs the statistics of at least two images"
     # Whether x carries each image's memory-bank row, {"images", "index"} (`check_indexed_data`).
     indexed = False
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("name", type(self).__name__.lower())  # "simclr", "moco", ...
+        super().__init__(**kwargs)
 
     def _setup(self, backbone, augmentation, num_classes, seed, build_probe=True):
         """The backbone, the views' augmentation and (unless `build_probe=False`) the online classifier on h."""
@@ -81,6 +87,13 @@ class SelfSupervisedTrainer(Trainer):
         self.probe = None
         if build_probe:
             self.add_probe(int(backbone.output_shape[-1]))  # h's width
+
+    def set_bank_arguments(self, num_data, num_negatives, temperature, feature_dim, bank_momentum, loss):
+        """Keep the memory-bank objective's arguments (InstDisc's; CMC's, one bank per view), which the trainer
+        has checked: n rows, m noise samples, tau, the embedding's width, the banks' momentum, "nce" or "softmax"."""
+        self.num_data, self.num_negatives, self.feature_dim = int(num_data), int(num_negatives), int(feature_dim)
+        self.temperature, self.bank_momentum = float(temperature), float(bank_momentum)
+        self.objective = loss  # `loss` is keras.Model's attribute (set by compile)
 
     def add_probe(self, width):
         """The online linear classifier on `width` features (None without `num_classes`), built before fit

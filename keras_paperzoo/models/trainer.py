@@ -64,6 +64,7 @@ import keras
 
 from keras_paperzoo.data.checks import check_finite
 
+from keras_paperzoo.models.backbone import argument_names, constructor_config
 from keras_paperzoo.training.compile_state import restore_compile
 
 # The arguments of keras.Model.compile: everything else given to a trainer's compile()
@@ -77,6 +78,7 @@ PRESET_SCHEMA = """A trainer preset is a dict with three keys:
         when NAME is None); trainers with other networks read the same dict in
         `build_backbones`;
     "arguments": {...}: the trainer's own constructor arguments."""
+
 
 
 class Trainer:
@@ -148,7 +150,7 @@ class Trainer:
         keras_arguments = {k: v for k, v in kwargs.items() if k in KERAS_COMPILE_ARGUMENTS}
         recipe = {k: v for k, v in kwargs.items() if k not in KERAS_COMPILE_ARGUMENTS}
         hooks = (self.paper_optimizer, self.paper_loss, self.paper_metrics, self.set_run_length)
-        known = set().union(*(_argument_names(hook) for hook in hooks))
+        known = set().union(*(argument_names(hook) for hook in hooks))
         unknown = sorted(set(recipe) - known)
         if unknown:
             raise ValueError(
@@ -228,13 +230,7 @@ class Trainer:
     # --- config -----------------------------------------------------------------------
     def get_config(self):
         """The constructor's arguments, read from the attributes of the same names."""
-        config = {"name": self.name, "trainable": self.trainable}
-        for name in _argument_names(type(self).__init__):
-            value = getattr(self, self.argument_attributes.get(name, name))
-            if isinstance(value, keras.layers.Layer) or hasattr(value, "get_config"):
-                value = keras.saving.serialize_keras_object(value)
-            config[name] = value
-        return config
+        return {"name": self.name, "trainable": self.trainable, **constructor_config(self, self.argument_attributes)}
 
     @classmethod
     def from_config(cls, config):
@@ -265,7 +261,7 @@ class Trainer:
             from keras_paperzoo.models.backbone import check_image_shape
 
             overrides["image_shape"] = check_image_shape(cls.__name__, overrides["image_shape"])
-        own = set(_argument_names(cls.__init__))
+        own = set(argument_names(cls.__init__))
         arguments = dict(preset.get("arguments", {}))
         arguments.update({k: v for k, v in overrides.items() if k in own})
         backbone_overrides = {k: v for k, v in overrides.items() if k not in own}
@@ -312,12 +308,12 @@ class Trainer:
         if backbone_class is None:
             raise ValueError(f"{cls.__name__} has no backbone class to build a preset's backbone from.")
         arguments = {**backbone_spec.get("overrides", {}), **overrides}
-        known = set(_argument_names(backbone_class.__init__)) | {"name", "dtype", "trainable"}
+        known = set(argument_names(backbone_class.__init__)) | {"name", "dtype", "trainable"}
         unknown = sorted(set(arguments) - known)
         if unknown:
             raise ValueError(
                 f"Unknown override(s) {unknown} for {cls.__name__}.from_preset: not an argument of "
-                f"{cls.__name__} ({', '.join(_argument_names(cls.__init__))}) nor of "
+                f"{cls.__name__} ({', '.join(argument_names(cls.__init__))}) nor of "
                 f"{backbone_class.__name__} ({', '.join(sorted(known))})."
             )
         if backbone_spec.get("preset"):
@@ -382,17 +378,8 @@ def _named_leaves(value, name):
     return [(name, value)]
 
 
-def _argument_names(function):
-    """Named parameters of `function`, without self and *args / **kwargs."""
-    parameters = inspect.signature(function).parameters.values()
-    return [
-        p.name for p in parameters
-        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-    ]
-
-
 def _call_with(hook, recipe):
-    names = set(_argument_names(hook))
+    names = set(argument_names(hook))
     return hook(**{k: v for k, v in recipe.items() if k in names})
 
 

@@ -122,17 +122,10 @@ def run(args, extra_callbacks=()):
             "vocabulary_size": int(tokenizer.vocabulary_size),
             "grid_size": list(backbone.grid_size),
             "num_masking_patches": int(beit.masked_patches),
-            "dataset": str(dataset),
-            "train_images": int(len(x_train)),
-            "image_shape": list(x_train.shape[1:]),
-            "epochs": epochs,
-            "steps_per_epoch": steps_per_epoch,
-            "batch_size": batch_size,
+            **common.image_run_metrics(dataset, x_train, epochs, steps_per_epoch, batch_size, timer),
             "backbone_parameters": int(backbone.count_params()),
             "tokenizer_parameters": int(tokenizer.count_params()),
-            "backend": keras.backend.backend(),
             "tokenizer_train_seconds": round(tokenizer_timer.seconds, 2),
-            "train_seconds": round(timer.seconds, 2),
         }
     )
     return run.finish(metrics)

@@ -35,7 +35,7 @@ colour images (`--dataset cifar10`, an image folder or a `.npz`) to see it learn
 
 import numpy as np
 
-from keras_paperzoo.recipes.self_supervised import negatives_for, Pretraining, pretrain
+from keras_paperzoo.recipes.self_supervised import memory_bank_overrides, negatives_for, Pretraining, pretrain
 
 DEFAULT_PRESET = "cmc_resnet20_cifar"
 PAPER = ("CMC (Tian et al. 2019, ECCV 2020) ImageNet linear top-1: ResNet-50 per view 66.2 %, ResNet-50 x2 per view "
@@ -48,16 +48,12 @@ def pretraining():
     """What this recipe adds to the self-supervised run (`recipes/self_supervised.py`)."""
     from keras_paperzoo.models.cmc import CMC, CMC_PRESETS
 
-    def overrides(preset, batch_size, num_images):
-        count = negatives_for(CMC_PRESETS[preset]["arguments"]["num_negatives"], num_images)
-        return {"num_data": num_images, "num_negatives": count}
-
     def describe(cmc):
         return {"num_negatives": cmc.num_negatives, "num_data": cmc.num_data, "temperature": cmc.temperature,
                 "feature_dim": cmc.feature_dim, "loss_type": cmc.objective}
 
     return Pretraining("cmc", CMC, CMC_PRESETS, DEFAULT_PRESET, PAPER, default_epochs=DEFAULT_EPOCHS,
-                       overrides=overrides, describe=describe, indexed=True,
+                       overrides=memory_bank_overrides(CMC_PRESETS), describe=describe, indexed=True,
                        notes=grey_images_note)
 
 

@@ -294,6 +294,20 @@ def write_metrics(output_dir, metrics):
     return path
 
 
+def image_run_metrics(dataset, x_train, epochs, steps_per_epoch, batch_size, timer):
+    """The metrics.json entries of every image recipe: its data, its schedule, the backend and the training time."""
+    return {
+        "dataset": str(dataset),
+        "train_images": int(len(x_train)),
+        "image_shape": list(x_train.shape[1:]),
+        "epochs": epochs,
+        "steps_per_epoch": steps_per_epoch,
+        "batch_size": batch_size,
+        "backend": keras.backend.backend(),
+        "train_seconds": round(timer.seconds, 2),
+    }
+
+
 class Timer:
     def __enter__(self):
         self.start = time.perf_counter()

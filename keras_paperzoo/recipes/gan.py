@@ -97,14 +97,7 @@ def run(args, extra_callbacks=()):
             "parzen_sigma": parzen["sigma"],
             "parzen_num_samples": parzen["num_samples"],
             "paper_parzen_log_likelihood": PAPER_PARZEN_MNIST,
-            "dataset": str(dataset),
-            "train_images": int(len(x_train)),
-            "image_shape": list(x.shape[1:]),
-            "epochs": epochs,
-            "steps_per_epoch": steps_per_epoch,
-            "batch_size": batch_size,
-            "backend": keras.backend.backend(),
-            "train_seconds": round(timer.seconds, 2),
+            **common.image_run_metrics(dataset, x_train, epochs, steps_per_epoch, batch_size, timer),
         }
     )
     return run.finish(metrics)

@@ -139,15 +139,8 @@ def run(args, extra_callbacks=()):
             "preset": preset,
             "palette_size": palette.num_colors,
             "sequence_length": int(ids_train.shape[1]),
-            "dataset": str(dataset),
-            "train_images": int(len(x_train)),
-            "image_shape": list(x_train.shape[1:]),
-            "epochs": epochs,
-            "steps_per_epoch": steps_per_epoch,
-            "batch_size": batch_size,
+            **common.image_run_metrics(dataset, x_train, epochs, steps_per_epoch, batch_size, timer),
             "parameters": int(igpt.count_params()),
-            "backend": keras.backend.backend(),
-            "train_seconds": round(timer.seconds, 2),
         }
     )
     return run.finish(metrics)

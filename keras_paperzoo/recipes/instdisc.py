@@ -44,7 +44,13 @@ ImageNet rows, 0.3 %; from 1,500 digits they would repeat every row several time
 image); `digits` upsampled to 16 x 16 and cropped to at least half their area.
 """
 
-from keras_paperzoo.recipes.self_supervised import negatives_for, Pretraining, load_images, pretrain
+from keras_paperzoo.recipes.self_supervised import (
+    memory_bank_overrides,
+    negatives_for,
+    Pretraining,
+    load_images,
+    pretrain,
+)
 
 DEFAULT_PRESET = "instdisc_softmax_resnet20_cifar"
 PAPER = ("InstDisc (Wu et al. 2018) ImageNet ResNet-50: linear top-1 54.0 % on conv5 (CVPR version, as MoCo's "
@@ -57,10 +63,6 @@ def pretraining():
     """What this recipe adds to the self-supervised run (`recipes/self_supervised.py`)."""
     from keras_paperzoo.models.instdisc import INSTDISC_PRESETS, InstDisc
 
-    def overrides(preset, batch_size, num_images):
-        count = negatives_for(INSTDISC_PRESETS[preset]["arguments"]["num_negatives"], num_images)
-        return {"num_data": num_images, "num_negatives": count}
-
     def describe(model):
         import keras
 
@@ -70,7 +72,7 @@ def pretraining():
                 "objective": model.objective, "nce_z": z}
 
     return Pretraining("instdisc", InstDisc, INSTDISC_PRESETS, DEFAULT_PRESET, PAPER, default_epochs=DEFAULT_EPOCHS,
-                       overrides=overrides, describe=describe, indexed=True)
+                       overrides=memory_bank_overrides(INSTDISC_PRESETS), describe=describe, indexed=True)
 
 
 def memory_bank_knn_callback(load_data, name="memory_bank_knn_acc"):

@@ -101,16 +101,9 @@ def run(args, extra_callbacks=()):
             "preset": getattr(args, "preset", None) or DEFAULT_PRESET,
             "mask_ratio": mae.mask_ratio,
             "patch_size": list(mae.patch_size),
-            "dataset": str(dataset),
-            "train_images": int(len(x_train)),
-            "image_shape": list(x_train.shape[1:]),
-            "epochs": epochs,
-            "steps_per_epoch": steps_per_epoch,
-            "batch_size": batch_size,
+            **common.image_run_metrics(dataset, x_train, epochs, steps_per_epoch, batch_size, timer),
             "encoder_parameters": int(mae.encoder.count_params()),
             "parameters": int(mae.count_params()),
-            "backend": keras.backend.backend(),
-            "train_seconds": round(timer.seconds, 2),
         }
     )
     return run.finish(metrics)

@@ -99,6 +99,17 @@ def negatives_for(preset_count, num_images):
     return max(1, min(preset_count, num_images // 2))
 
 
+def memory_bank_overrides(presets):
+    """`Pretraining.overrides` of a memory-bank trainer (InstDisc, CMC): a bank row per training image
+    (`num_data`) and the preset's negatives cut to the data (`negatives_for`)."""
+
+    def overrides(preset, batch_size, num_images):
+        count = negatives_for(presets[preset]["arguments"]["num_negatives"], num_images)
+        return {"num_data": num_images, "num_negatives": count}
+
+    return overrides
+
+
 def load_images(dataset, image_size):
     """(x_train, y_train, x_test, y_test): RGB in [0, 1]; `digits` at 16 x 16 unless `image_size`."""
     from keras_paperzoo.data import load_dataset
@@ -158,8 +169,6 @@ def evaluate_encoder(encoder, train, test, probe_epochs, seed, verbose=0):
 
 def pretrain(args, pretraining, extra_callbacks=()):
     """Run `paperzoo train RECIPE` for a self-supervised trainer (see the module docstring); returns the metrics."""
-    import keras
-
     from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
     from keras_paperzoo.callbacks.knn_monitor import KNNMonitor
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
@@ -223,18 +232,11 @@ def pretrain(args, pretraining, extra_callbacks=()):
             **({"notes": notes} if notes else {}),
             "paper": pretraining.paper,
             "preset": preset,
-            "dataset": str(dataset),
-            "train_images": int(len(x_train)),
-            "image_shape": list(x_train.shape[1:]),
+            **common.image_run_metrics(dataset, x_train, epochs, len(batches), batch_size, timer),
             "input_mean": [float(v) for v in mean],
             "input_std": [float(v) for v in std],
-            "epochs": epochs,
-            "steps_per_epoch": len(batches),
-            "batch_size": batch_size,
             "probe_epochs": probe_epochs,
             "encoder_parameters": int(encoder.count_params()),
-            "backend": keras.backend.backend(),
-            "train_seconds": round(timer.seconds, 2),
         }
     )
     return run.finish(metrics)

@@ -7,13 +7,13 @@ import numpy as np
 import keras
 from keras import ops
 
-from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding
+from keras_paperzoo.layers.patch_embedding import ClassToken, LearnedToken, PatchEmbedding
 from keras_paperzoo.layers.position_embedding import LearnedPositionEmbedding
 from keras_paperzoo.layers.transformer_block import TransformerBlock
-from keras_paperzoo.models.backbone import Presets
-from keras_paperzoo.models.checks import check_int
+from keras_paperzoo.models.backbone import Presets, constructor_config
+from keras_paperzoo.models.checks import check_int, check_transformer_sizes
 from keras_paperzoo.models.beit.beit_presets import BEIT_FINE_TUNING_RECIPE, BEIT_PRESETS
-from keras_paperzoo.models.vit.vit_backbone import transformer_layer_groups
+from keras_paperzoo.models.vit.vit_backbone import transformer_layer_groups, vit_block_arguments
 from keras_paperzoo.models.vit.vit_layers import TokenPooling
 
 INIT_STD = 0.02
@@ -26,7 +26,7 @@ def _truncated_normal():
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
-class MaskEmbedding(keras.layers.Layer):
+class MaskEmbedding(LearnedToken):
     """BEiT's learnable e_[M] (Sec. 2.2): patch embeddings (B, N, D) and a mask (B, N) -> (B, N, D).
 
     Where mask is true (or 1) the patch embedding is replaced by e_[M]; elsewhere it
@@ -42,11 +42,10 @@ class MaskEmbedding(keras.layers.Layer):
     """
 
     def __init__(self, initializer=None, **kwargs):
-        super().__init__(**kwargs)
-        self.initializer = keras.initializers.get(initializer or _truncated_normal())
+        super().__init__(initializer or _truncated_normal(), **kwargs)
 
     def build(self, input_shape, patch_mask_shape=None):
-        self.token = self.add_weight(shape=(1, 1, input_shape[-1]), initializer=self.initializer, name="token")
+        super().build(input_shape)
 
     def call(self, tokens, patch_mask=None):
         if patch_mask is None:
@@ -56,11 +55,6 @@ class MaskEmbedding(keras.layers.Layer):
 
     def compute_output_shape(self, input_shape, patch_mask_shape=None):
         return tuple(input_shape)
-
-    def get_config(self):
-        config = super().get_config()
-        config["initializer"] = keras.initializers.serialize(self.initializer)
-        return config
 
 
 @keras.saving.register_keras_serializable(package="keras_paperzoo")
@@ -133,18 +127,9 @@ class BEiTBackbone(Presets, keras.Model):
 
     def __init__(
         self,
-        patch_size,
-        num_layers,
-        hidden_dim,
-        num_heads,
-        mlp_dim,
-        image_shape=(224, 224, 3),
-        dropout_rate=0.0,
-        attention_dropout=0.0,
-        drop_path_rate=0.1,
-        layer_scale_init=0.1,
-        use_relative_position_bias=True,
-        use_absolute_position_embedding=False,
+        patch_size, num_layers, hidden_dim, num_heads, mlp_dim, image_shape=(224, 224, 3),  # ViT's sizes
+        dropout_rate=0.0, attention_dropout=0.0, drop_path_rate=0.1,
+        layer_scale_init=0.1, use_relative_position_bias=True, use_absolute_position_embedding=False,
         layer_norm_epsilon=1e-6,
         **kwargs,
     ):
@@ -156,12 +141,9 @@ class BEiTBackbone(Presets, keras.Model):
                              f"got {image_shape!r}.")
         image_shape = tuple(int(d) for d in image_shape)
         patch_size = check_int("BEiTBackbone", "patch_size", patch_size, rule="a positive int")
-        num_layers = check_int("BEiTBackbone", "num_layers", num_layers, rule="a positive int")
-        hidden_dim = check_int("BEiTBackbone", "hidden_dim", hidden_dim, rule="a positive int")
-        num_heads = check_int("BEiTBackbone", "num_heads", num_heads, rule="a positive int")
-        mlp_dim = check_int("BEiTBackbone", "mlp_dim", mlp_dim, rule="a positive int")
-        if hidden_dim % num_heads:
-            raise ValueError(f"hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
+        num_layers, hidden_dim, num_heads, mlp_dim = check_transformer_sizes(
+            "BEiTBackbone", num_layers, hidden_dim, num_heads, mlp_dim
+        )
         for side, size in zip(("height", "width"), image_shape[:2]):
             if size % patch_size:
                 raise ValueError(f"BEiTBackbone image {side} {size} should be divisible by patch_size {patch_size}.")
@@ -192,13 +174,7 @@ class BEiTBackbone(Presets, keras.Model):
         self.embedding_dropout = keras.layers.Dropout(dropout_rate, name="embedding_dropout")
         self.transformer_blocks = [
             TransformerBlock(
-                num_heads=num_heads,
-                mlp_dim=mlp_dim,
-                dropout_rate=dropout_rate,
-                attention_dropout=attention_dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                norm_first=True,
-                activation="gelu",
+                **vit_block_arguments(num_heads, mlp_dim, dropout_rate, attention_dropout, layer_norm_epsilon),
                 relative_position="bias" if use_relative_position_bias else None,
                 grid_size=grid_size if use_relative_position_bias else None,
                 num_prefix_tokens=1,
@@ -225,19 +201,12 @@ class BEiTBackbone(Presets, keras.Model):
         self.built = True
 
         # === Config ===
-        self.patch_size = patch_size
-        self.num_layers = num_layers
-        self.hidden_dim = hidden_dim
-        self.num_heads = num_heads
-        self.mlp_dim = mlp_dim
-        self.image_shape = image_shape
-        self.dropout_rate = dropout_rate
-        self.attention_dropout = attention_dropout
-        self.drop_path_rate = drop_path_rate
-        self.layer_scale_init = layer_scale_init
+        self.patch_size, self.image_shape = patch_size, image_shape
+        self.num_layers, self.hidden_dim, self.num_heads, self.mlp_dim = num_layers, hidden_dim, num_heads, mlp_dim
+        self.dropout_rate, self.attention_dropout, self.drop_path_rate = dropout_rate, attention_dropout, drop_path_rate
+        self.layer_scale_init, self.layer_norm_epsilon = layer_scale_init, layer_norm_epsilon
         self.use_relative_position_bias = bool(use_relative_position_bias)
         self.use_absolute_position_embedding = bool(use_absolute_position_embedding)
-        self.layer_norm_epsilon = layer_norm_epsilon
         # Derived.
         self.grid_size = grid_size
         self.num_patches = num_patches
@@ -297,25 +266,7 @@ class BEiTBackbone(Presets, keras.Model):
         return dict(BEIT_FINE_TUNING_RECIPE)
 
     def get_config(self):
-        config = super().get_config()
-        config.update(
-            {
-                "patch_size": self.patch_size,
-                "num_layers": self.num_layers,
-                "hidden_dim": self.hidden_dim,
-                "num_heads": self.num_heads,
-                "mlp_dim": self.mlp_dim,
-                "image_shape": self.image_shape,
-                "dropout_rate": self.dropout_rate,
-                "attention_dropout": self.attention_dropout,
-                "drop_path_rate": self.drop_path_rate,
-                "layer_scale_init": self.layer_scale_init,
-                "use_relative_position_bias": self.use_relative_position_bias,
-                "use_absolute_position_embedding": self.use_absolute_position_embedding,
-                "layer_norm_epsilon": self.layer_norm_epsilon,
-            }
-        )
-        return config
+        return {**super().get_config(), **constructor_config(self)}
 
 
 def beit_parameter_count(patch_size, num_layers, hidden_dim, num_heads, mlp_dim, image_shape=(224, 224, 3),

@@ -8,35 +8,23 @@ LayerScale 0.1, drop path 0.1, no dropout. The tiny preset is ours, for CPUs and
 tests (32 x 32 digits, patch 4: an 8 x 8 grid).
 """
 
-
-def _preset(description, image_shape, patch_size, num_layers, hidden_dim, num_heads, mlp_dim):
-    return {
-        "description": description,
-        "config": {
-            "image_shape": image_shape,
-            "patch_size": patch_size,
-            "num_layers": num_layers,
-            "hidden_dim": hidden_dim,
-            "num_heads": num_heads,
-            "mlp_dim": mlp_dim,
-        },
-    }
+from keras_paperzoo.models.common_presets import backbone_preset
 
 
 BEIT_PRESETS = {
-    "beit_base_patch16_224": _preset(
+    "beit_base_patch16_224": backbone_preset(
         "BEiT-B/16 at 224 (Sec. 2.5): 12 layers, D 768, 12 heads, MLP 3072, relative position bias per layer, "
         "LayerScale 0.1; 85,773,504 parameters: the official fine-tuning model's 86,530,984 less its "
         "1000-way head (769,000), plus [M] (768), the final norm (1,536) and Keras's redundant key biases (9,216).",
-        (224, 224, 3), 16, 12, 768, 12, 3072,
+        image_shape=(224, 224, 3), patch_size=16, num_layers=12, hidden_dim=768, num_heads=12, mlp_dim=3072,
     ),
-    "beit_large_patch16_224": _preset(
+    "beit_large_patch16_224": backbone_preset(
         "BEiT-L/16 at 224: 24 layers, D 1024, 16 heads, MLP 4096, relative position bias per layer, LayerScale 0.1.",
-        (224, 224, 3), 16, 24, 1024, 16, 4096,
+        image_shape=(224, 224, 3), patch_size=16, num_layers=24, hidden_dim=1024, num_heads=16, mlp_dim=4096,
     ),
-    "beit_tiny_digits": _preset(
+    "beit_tiny_digits": backbone_preset(
         "CPU size (ours): 32x32x1 images, patch 4 (8x8 grid), 4 layers x 64, 4 heads, MLP 256.",
-        (32, 32, 1), 4, 4, 64, 4, 256,
+        image_shape=(32, 32, 1), patch_size=4, num_layers=4, hidden_dim=64, num_heads=4, mlp_dim=256,
     ),
 }
 

@@ -22,6 +22,12 @@ def activation_function(name):
     return name
 
 
+def check_dropout(owner, dropout):
+    """A dropout rate in [0, 1), or a ValueError naming `owner`."""
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"{owner} dropout {dropout!r} should be in [0, 1).")
+
+
 def _positive_int(owner, name, value):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{owner} {name} must be a positive int; got {name}={value!r}.")
@@ -110,8 +116,7 @@ class BertBackbone(Backbone):
             _positive_int(owner, name, value)
         if hidden_dim % num_heads:
             raise ValueError(f"{owner} hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{owner} dropout {dropout!r} should be in [0, 1).")
+        check_dropout(owner, dropout)
         if activation not in ACTIVATIONS:
             raise ValueError(f"{owner} activation {activation!r} should be one of {', '.join(ACTIVATIONS)}.")
         if not layer_norm_epsilon > 0:
@@ -203,3 +208,30 @@ class BertBackbone(Backbone):
             }
         )
         return config
+
+
+def check_task(owner, backbone, dropout=0.0):
+    """A BERT task's `backbone`, a `BertBackbone` (Sec. 4: every task fine-tunes one), and its output `dropout`."""
+    if not isinstance(backbone, BertBackbone):
+        raise ValueError(f"{owner} needs a BertBackbone; got a {type(backbone).__name__}.")
+    check_dropout(owner, dropout)
+
+
+def task_inputs(backbone, shape=(None,)):
+    """{name: int32 keras.Input(shape)} for each of `backbone`'s inputs (token_ids, segment_ids, padding_mask)."""
+    return {name: keras.Input(shape, dtype="int32", name=name) for name in backbone.input}
+
+
+def task_head(backbone, output, units, dropout, name):
+    """A fine-tuning head of Sec. 4.1 / Fig. 4: W dropout(h) + b on the backbone's `output` h.
+
+    `output` is "pooled_output" (C, the [CLS] state: sequence classification) or
+    "sequence_output" (T_i, every token: tagging); dropout as the reference
+    `run_classifier.py` (layer "output_dropout"), W initialised N(0, 0.02^2) (layer `name`).
+    Returns (inputs, logits) for the task's functional model.
+    """
+    inputs = task_inputs(backbone)  # token_ids, segment_ids, padding_mask: (B, T) each
+    features = backbone(inputs)[output]  # C (B, H) or T_i (B, T, H)
+    features = keras.layers.Dropout(dropout, name="output_dropout")(features)
+    logits = keras.layers.Dense(units, kernel_initializer=bert_initializer(), name=name)(features)  # (B, [T,] K)
+    return inputs, logits

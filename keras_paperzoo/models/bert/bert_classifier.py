@@ -3,8 +3,9 @@
 
 import keras
 
-from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone, check_task, task_head
 from keras_paperzoo.models.bert.bert_optimizer import task_optimizer
+from keras_paperzoo.models.checks import check_int
 from keras_paperzoo.models.trainer import Trainer
 
 
@@ -42,21 +43,11 @@ class BertClassifier(Trainer, keras.Model):
     backbone_class = BertBackbone
 
     def __init__(self, backbone, num_classes, dropout=0.1, **kwargs):
-        if not isinstance(backbone, BertBackbone):
-            raise ValueError(f"BertClassifier needs a BertBackbone; got a {type(backbone).__name__}.")
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-            raise ValueError(f"BertClassifier num_classes must be an int >= 2; got {num_classes!r}.")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"BertClassifier dropout {dropout!r} should be in [0, 1).")
+        check_task("BertClassifier", backbone, dropout)
+        num_classes = check_int("BertClassifier", "num_classes", num_classes, low=2, named=False)
 
-        # === Layers ===
-        output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        output_dense = keras.layers.Dense(num_classes, kernel_initializer=bert_initializer(), name="logits")
-
-        # === Functional Model ===
-        inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in backbone.input}
-        pooled = backbone(inputs)["pooled_output"]  # C, (B, H)
-        logits = output_dense(output_dropout(pooled))  # (B, K)
+        # === Layers and Functional Model ===
+        inputs, logits = task_head(backbone, "pooled_output", num_classes, dropout, name="logits")  # (B, K)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
         # === Config ===

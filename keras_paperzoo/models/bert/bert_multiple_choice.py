@@ -4,7 +4,7 @@
 import keras
 
 from keras_paperzoo.layers.sequence_folding import FoldSequences, UnfoldSequences
-from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer, check_task, task_inputs
 from keras_paperzoo.models.bert.bert_classifier import BertClassifier
 from keras_paperzoo.models.trainer import Trainer
 
@@ -45,13 +45,10 @@ class BertMultipleChoice(Trainer, keras.Model):
     backbone_class = BertBackbone
 
     def __init__(self, backbone, num_choices=4, dropout=0.1, **kwargs):
-        if not isinstance(backbone, BertBackbone):
-            raise ValueError(f"BertMultipleChoice needs a BertBackbone; got a {type(backbone).__name__}.")
+        check_task("BertMultipleChoice", backbone, dropout)
         if isinstance(num_choices, bool) or not isinstance(num_choices, int) or num_choices < 2:
             raise ValueError(f"BertMultipleChoice num_choices must be an int >= 2 (a softmax over one choice "
                              f"is always 1); got {num_choices!r}.")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"BertMultipleChoice dropout {dropout!r} should be in [0, 1).")
 
         # === Layers ===
         fold = FoldSequences(name="fold_choices")
@@ -61,7 +58,7 @@ class BertMultipleChoice(Trainer, keras.Model):
         choice_logits = keras.layers.Reshape((num_choices,), name="choice_logits")
 
         # === Functional Model ===
-        inputs = {name: keras.Input((num_choices, None), dtype="int32", name=name) for name in backbone.input}
+        inputs = task_inputs(backbone, (num_choices, None))  # (B, N, T) each
         flat = {name: fold(tensor) for name, tensor in inputs.items()}  # (B N, T) each
         pooled = backbone(flat)["pooled_output"]  # C, (B N, H)
         scores = choice_dense(output_dropout(pooled))  # V . C, (B N, 1)

@@ -5,7 +5,13 @@ import keras
 import keras_hub
 from keras import ops
 
-from keras_paperzoo.models.bert.bert_backbone import BertBackbone, activation_function, bert_initializer
+from keras_paperzoo.models.bert.bert_backbone import (
+    BertBackbone,
+    activation_function,
+    bert_initializer,
+    check_task,
+    task_inputs,
+)
 from keras_paperzoo.models.bert.bert_optimizer import PAPER_PRETRAINING_STEPS, pretraining_optimizer
 from keras_paperzoo.models.trainer import Trainer
 
@@ -75,8 +81,7 @@ class BertPretrainer(Trainer, keras.Model):
     fixed_loss = True  # masked LM + next sentence prediction
 
     def __init__(self, backbone, **kwargs):
-        if not isinstance(backbone, BertBackbone):
-            raise ValueError(f"BertPretrainer needs a BertBackbone; got a {type(backbone).__name__}.")
+        check_task("BertPretrainer", backbone)
 
         # === Layers ===
         masked_lm_head = keras_hub.layers.MaskedLMHead(
@@ -89,7 +94,7 @@ class BertPretrainer(Trainer, keras.Model):
         next_sentence_head = keras.layers.Dense(2, kernel_initializer=bert_initializer(), name="next_sentence_head")
 
         # === Functional Model ===
-        inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in backbone.input}
+        inputs = task_inputs(backbone)  # token_ids, segment_ids, padding_mask: (B, T) each
         inputs["mask_positions"] = keras.Input((None,), dtype="int32", name="mask_positions")
         encoded = backbone({name: inputs[name] for name in backbone.input})
         outputs = {

@@ -6,7 +6,7 @@ import numpy as np
 import keras
 from keras import ops
 
-from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer, check_task, task_inputs
 from keras_paperzoo.models.bert.bert_optimizer import task_optimizer
 from keras_paperzoo.models.trainer import Trainer
 
@@ -93,14 +93,13 @@ class BertSpanExtractor(Trainer, keras.Model):
     fixed_loss = True  # the start/end cross-entropy
 
     def __init__(self, backbone, **kwargs):
-        if not isinstance(backbone, BertBackbone):
-            raise ValueError(f"BertSpanExtractor needs a BertBackbone; got a {type(backbone).__name__}.")
+        check_task("BertSpanExtractor", backbone)
 
         # === Layers ===
         span_dense = keras.layers.Dense(2, kernel_initializer=bert_initializer(), name="span_logits")
 
         # === Functional Model ===
-        inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in backbone.input}
+        inputs = task_inputs(backbone)  # token_ids, segment_ids, padding_mask: (B, T) each
         sequence = backbone(inputs)["sequence_output"]  # (B, T, H)
         logits = span_dense(sequence)  # (B, T, 2): S . T_i and E . T_i
         start, end = SpanLogits(name="span_split")(logits, inputs["padding_mask"])  # 2 x (B, T)

@@ -4,8 +4,9 @@
 import keras
 from keras import ops
 
-from keras_paperzoo.models.bert.bert_backbone import BertBackbone, bert_initializer
+from keras_paperzoo.models.bert.bert_backbone import BertBackbone, check_task, task_head
 from keras_paperzoo.models.bert.bert_optimizer import task_optimizer
+from keras_paperzoo.models.checks import check_int
 from keras_paperzoo.models.trainer import Trainer
 
 IGNORE = -1  # keras_paperzoo.data.conll.IGNORE: a position without a label
@@ -66,21 +67,11 @@ class BertTokenTagger(Trainer, keras.Model):
     fixed_loss = True  # token cross-entropy over the first sub-tokens
 
     def __init__(self, backbone, num_tags, dropout=0.1, **kwargs):
-        if not isinstance(backbone, BertBackbone):
-            raise ValueError(f"BertTokenTagger needs a BertBackbone; got a {type(backbone).__name__}.")
-        if isinstance(num_tags, bool) or not isinstance(num_tags, int) or num_tags < 2:
-            raise ValueError(f"BertTokenTagger num_tags must be an int >= 2; got {num_tags!r}.")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"BertTokenTagger dropout {dropout!r} should be in [0, 1).")
+        check_task("BertTokenTagger", backbone, dropout)
+        num_tags = check_int("BertTokenTagger", "num_tags", num_tags, low=2, named=False)
 
-        # === Layers ===
-        output_dropout = keras.layers.Dropout(dropout, name="output_dropout")
-        output_dense = keras.layers.Dense(num_tags, kernel_initializer=bert_initializer(), name="tag_logits")
-
-        # === Functional Model ===
-        inputs = {name: keras.Input((None,), dtype="int32", name=name) for name in backbone.input}
-        sequence = backbone(inputs)["sequence_output"]  # T_i, (B, T, H)
-        logits = output_dense(output_dropout(sequence))  # (B, T, K)
+        # === Layers and Functional Model ===
+        inputs, logits = task_head(backbone, "sequence_output", num_tags, dropout, name="tag_logits")  # (B, T, K)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
         # === Config ===

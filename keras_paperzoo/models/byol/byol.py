@@ -11,7 +11,6 @@ from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.byol import symmetric_byol_loss
 from keras_paperzoo.models.byol.byol_presets import BYOL_PRESETS
 from keras_paperzoo.models.checks import check_choice, check_int_list, check_number
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.lars_schedule import lars_warmup_cosine, run_length
 from keras_paperzoo.training.momentum import SCHEDULES, MomentumEncoder
@@ -75,14 +74,11 @@ class BYOL(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
-    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = "the projector and predictor batch-normalise over the batch: one image's projection is a constant"
-    backbone_class = ResNetBackbone
     presets = BYOL_PRESETS
 
     def __init__(self, backbone, projection_dims=(4096, 256), prediction_dims=(4096, 256), tau_base=0.996,
                  momentum_schedule="cosine", augmentation="default", num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "byol")
         super().__init__(**kwargs)
         check_backbone("BYOL", backbone)
         self.projection_dims = check_int_list("BYOL", "projection_dims", projection_dims)

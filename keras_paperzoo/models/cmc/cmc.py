@@ -18,7 +18,6 @@ from keras_paperzoo.models.cmc.cmc_encoders import VIEW_CHANNELS, cmc_encoder, v
 from keras_paperzoo.models.cmc.cmc_layers import LabViews, check_rgb
 from keras_paperzoo.models.cmc.cmc_optimizer import cmc_optimizer
 from keras_paperzoo.models.cmc.cmc_presets import CMC_PRESETS
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, pool_features
 
 LOSSES = ("nce", "softmax")
@@ -109,23 +108,16 @@ class CMC(SelfSupervisedTrainer, keras.Model):
 
     min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = 'its negatives come from the memory banks'
-    backbone_class = ResNetBackbone
     presets = CMC_PRESETS
     argument_attributes = {"loss": "objective"}
     indexed = True  # x = {"images", "index"}: each image's rows in the banks
 
     def __init__(self, backbone, num_data, ab_backbone=None, num_negatives=4096, temperature=0.07, feature_dim=128,
                  bank_momentum=0.5, loss="nce", augmentation="default", num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "cmc")
         super().__init__(**kwargs)
         _validate(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss)
         backbone, ab_backbone = view_backbones(backbone, ab_backbone)
-        self.num_data = int(num_data)
-        self.num_negatives = int(num_negatives)
-        self.temperature = float(temperature)
-        self.feature_dim = int(feature_dim)
-        self.bank_momentum = float(bank_momentum)
-        self.objective = loss  # `loss` is keras.Model's attribute (set by compile)
+        self.set_bank_arguments(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss)
         self._setup(backbone, augmentation, num_classes, seed, build_probe=False)  # the probe: on both views
         self.ab_backbone = ab_backbone
 

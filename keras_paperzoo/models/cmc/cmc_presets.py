@@ -20,40 +20,30 @@ is built (L: 1, ab: 2), so any `image_shape` of RGB images may be passed.
   smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
 from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
 
 _SMALL_IMAGES = {"crop_scale": (0.2, 1.0)}
 
 CMC_PRESETS = {
-    "cmc_resnet50_half": {
-        "description": "CMC (Tian et al. 2019) on ImageNet, L and ab: two half-width ResNet-50s (the authors' "
+    "cmc_resnet50_half": trainer_preset(
+        "CMC (Tian et al. 2019) on ImageNet, L and ab: two half-width ResNet-50s (the authors' "
         "resnet50v1), NCE with 4096 negatives, tau 0.07; representation 2 x 1024.",
-        "backbone": {"preset": "resnet50",
-                     "overrides": {"stage_filters": [32, 64, 128, 256], "stem_filters": 64,
-                                   "image_shape": (224, 224, 3)}},
-        "arguments": {"num_negatives": 4096, "temperature": 0.07, "feature_dim": 128, "loss": "nce",
-                      "augmentation": {"crop_scale": (0.08, 1.0)}},
-    },
-    "cmc_cifar_resnet18": {
-        "description": "CMC on 32 x 32 images: two half-width CIFAR ResNet-18s (3x3 stem 64, stages 32-256), "
+        "resnet50", {"stage_filters": [32, 64, 128, 256], "stem_filters": 64, "image_shape": (224, 224, 3)},
+        num_negatives=4096, temperature=0.07, feature_dim=128, loss="nce", augmentation={"crop_scale": (0.08, 1.0)}),
+    "cmc_cifar_resnet18": trainer_preset(
+        "CMC on 32 x 32 images: two half-width CIFAR ResNet-18s (3x3 stem 64, stages 32-256), "
         "NCE with 4096 negatives, tau 0.1 (the authors' STL-10 value); representation 2 x 256.",
-        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar(stage_filters=[32, 64, 128, 256])},
-        "arguments": {"num_negatives": 4096, "temperature": 0.1, "feature_dim": 128, "loss": "nce",
-                      "augmentation": dict(_SMALL_IMAGES)},
-    },
-    "cmc_resnet20_cifar": {
-        "description": "CPU-sized CMC: two half-width CIFAR ResNet-20s (stem 8, stages 8-16-32), NCE with 4096 "
+        "resnet18", resnet18_cifar(stage_filters=[32, 64, 128, 256]), num_negatives=4096, temperature=0.1,
+        feature_dim=128, loss="nce", augmentation=dict(_SMALL_IMAGES)),
+    "cmc_resnet20_cifar": trainer_preset(
+        "CPU-sized CMC: two half-width CIFAR ResNet-20s (stem 8, stages 8-16-32), NCE with 4096 "
         "negatives, tau 0.1; representation 2 x 32.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_filters": [8, 16, 32], "stem_filters": 8}},
-        "arguments": {"num_negatives": 4096, "temperature": 0.1, "feature_dim": 128, "loss": "nce",
-                      "augmentation": dict(_SMALL_IMAGES)},
-    },
-    "cmc_tiny": {
-        "description": "A smoke-test CMC: per view a CIFAR-style ResNet with two blocks (4, 8 filters), 32-d "
+        "resnet20_cifar", {"stage_filters": [8, 16, 32], "stem_filters": 8}, num_negatives=4096, temperature=0.1,
+        feature_dim=128, loss="nce", augmentation=dict(_SMALL_IMAGES)),
+    "cmc_tiny": trainer_preset(
+        "A smoke-test CMC: per view a CIFAR-style ResNet with two blocks (4, 8 filters), 32-d "
         "features, 32 negatives.",
-        "backbone": {"preset": "resnet20_cifar",
-                     "overrides": {"stage_blocks": [1, 1], "stage_filters": [4, 8], "stem_filters": 4}},
-        "arguments": {"num_negatives": 32, "temperature": 0.1, "feature_dim": 32, "loss": "nce",
-                      "augmentation": dict(_SMALL_IMAGES)},
-    },
+        "resnet20_cifar", {"stage_blocks": [1, 1], "stage_filters": [4, 8], "stem_filters": 4}, num_negatives=32,
+        temperature=0.1, feature_dim=32, loss="nce", augmentation=dict(_SMALL_IMAGES)),
 }

@@ -132,7 +132,6 @@ class CPC(SelfSupervisedTrainer, keras.Model):
                  context_units=256, prediction_steps=5, steps_to_ignore=0, directions=("down",), target_dim=None,
                  prediction_scale=1.0, patch_jitter=None, color_dropping=False, augmentation="default",
                  num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "cpc")
         super().__init__(**kwargs)
         check_cpc_backbone(backbone)
         self.context = check_choice("CPC", "context", context, CONTEXTS, rule=f"one of {CONTEXTS}", named=False)

@@ -14,7 +14,6 @@ from keras_paperzoo.models.deepcluster.deepcluster_callback import Reclustering
 from keras_paperzoo.models.deepcluster.deepcluster_presets import DEEPCLUSTER_PRESETS
 from keras_paperzoo.models.checks import check_choice, check_int
 from keras_paperzoo.models.deepcluster.deepcluster_sampler import fit_batches
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 
@@ -108,12 +107,10 @@ class DeepCluster(SelfSupervisedTrainer, keras.Model):
 
     min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = 'each image is classified by its own pseudo-label'
-    backbone_class = ResNetBackbone
     presets = DEEPCLUSTER_PRESETS
 
     def __init__(self, backbone, num_data, num_clusters=10_000, pca_dim=256, kmeans_iterations=20,
                  kmeans_init="random", augmentation="default", num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "deepcluster")
         super().__init__(**kwargs)
         _validate(backbone, num_data, num_clusters, pca_dim, kmeans_iterations, kmeans_init, seed)
         self.num_data = int(num_data)

@@ -14,24 +14,20 @@ your data's (`paperzoo train deepcluster` does).
 - `deepcluster_tiny`: two residual blocks (8, 16 filters), k = 10, 256 images: tests.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
+from keras_paperzoo.models.resnet.resnet_presets import tiny_resnet_cifar
+
 DEEPCLUSTER_PRESETS = {
-    "deepcluster_resnet50": {
-        "description": "DeepCluster (Caron et al. 2018) ImageNet arguments on ResNet-50: k=10,000, PCA-256 whitened, "
+    "deepcluster_resnet50": trainer_preset(
+        "DeepCluster (Caron et al. 2018) ImageNet arguments on ResNet-50: k=10,000, PCA-256 whitened, "
         "L2, 1,281,167 images (the paper: AlexNet-BN, linear conv4 ImageNet top-1 39.8 %, from memory).",
-        "backbone": {"preset": "resnet50", "overrides": {}},
-        "arguments": {"num_data": 1_281_167, "num_clusters": 10_000, "pca_dim": 256},
-    },
-    "deepcluster_resnet20_cifar": {
-        "description": "CPU-sized DeepCluster: CIFAR ResNet-20 (64-d features, all kept by the PCA), k=100, "
+        "resnet50", num_data=1_281_167, num_clusters=10_000, pca_dim=256),
+    "deepcluster_resnet20_cifar": trainer_preset(
+        "CPU-sized DeepCluster: CIFAR ResNet-20 (64-d features, all kept by the PCA), k=100, "
         "50,000 images.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
-        "arguments": {"num_data": 50_000, "num_clusters": 100, "pca_dim": 256},
-    },
-    "deepcluster_tiny": {
-        "description": "A smoke-test DeepCluster: CIFAR-style ResNet with two blocks (8, 16 filters), k=10, "
+        "resnet20_cifar", num_data=50_000, num_clusters=100, pca_dim=256),
+    "deepcluster_tiny": trainer_preset(
+        "A smoke-test DeepCluster: CIFAR-style ResNet with two blocks (8, 16 filters), k=10, "
         "256 images.",
-        "backbone": {"preset": "resnet20_cifar",
-                     "overrides": {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}},
-        "arguments": {"num_data": 256, "num_clusters": 10, "pca_dim": 256},
-    },
+        "resnet20_cifar", tiny_resnet_cifar(), num_data=256, num_clusters=10, pca_dim=256),
 }

@@ -139,7 +139,6 @@ class DenseCL(MoCo):
     def __init__(self, backbone, queue_size=65536, momentum=0.999, temperature=0.2, projection_dim=128,
                  projection_hidden_dim=2048, dense_weight=0.5, shuffle_bn_splits=8, augmentation="default",
                  num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "densecl")
         _validate(backbone, dense_weight)
         super().__init__(backbone, version=2, queue_size=queue_size, momentum=momentum, temperature=temperature,
                          projection_dim=projection_dim, projection_hidden_dim=projection_hidden_dim,

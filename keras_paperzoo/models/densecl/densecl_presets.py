@@ -12,30 +12,22 @@
   tests and smoke runs.
 """
 
+from keras_paperzoo.models.common_presets import trainer_preset
+from keras_paperzoo.models.resnet.resnet_presets import tiny_resnet_cifar
+
 DENSECL_PRESETS = {
-    "densecl_resnet50": {
-        "description": "DenseCL (Wang et al. 2021): ResNet-50, global and dense heads 2048-2048-128, "
+    "densecl_resnet50": trainer_preset(
+        "DenseCL (Wang et al. 2021): ResNet-50, global and dense heads 2048-2048-128, "
         "two queues of 65536, m=0.999, tau=0.2, lambda=0.5, MoCo v2 aug+ at 224.",
-        "backbone": {"preset": "resnet50", "overrides": {}},
-        "arguments": {"queue_size": 65536, "momentum": 0.999, "temperature": 0.2, "dense_weight": 0.5},
-    },
-    "densecl_resnet8_cifar": {
-        "description": "CPU-sized DenseCL: CIFAR ResNet-8 (1 block per stage, 16-32-64), heads 64-64-128, "
+        "resnet50", queue_size=65536, momentum=0.999, temperature=0.2, dense_weight=0.5),
+    "densecl_resnet8_cifar": trainer_preset(
+        "CPU-sized DenseCL: CIFAR ResNet-8 (1 block per stage, 16-32-64), heads 64-64-128, "
         "K=2048, m=0.99 (short runs), tau=0.2, lambda=0.5, aug+.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1, 1]}},
-        "arguments": {
-            "queue_size": 2048, "momentum": 0.99, "temperature": 0.2, "dense_weight": 0.5,
-            "projection_hidden_dim": 64,
-        },
-    },
-    "densecl_tiny": {
-        "description": "A smoke-test DenseCL: CIFAR-style ResNet with two blocks (8, 16 filters), "
+        "resnet20_cifar", {"stage_blocks": [1, 1, 1]}, queue_size=2048, momentum=0.99, temperature=0.2,
+        dense_weight=0.5, projection_hidden_dim=64),
+    "densecl_tiny": trainer_preset(
+        "A smoke-test DenseCL: CIFAR-style ResNet with two blocks (8, 16 filters), "
         "heads 16-16-32, K=256, m=0.99, tau=0.2, lambda=0.5.",
-        "backbone": {"preset": "resnet20_cifar",
-                     "overrides": {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}},
-        "arguments": {
-            "queue_size": 256, "momentum": 0.99, "temperature": 0.2, "dense_weight": 0.5,
-            "projection_dim": 32, "projection_hidden_dim": 16,
-        },
-    },
+        "resnet20_cifar", tiny_resnet_cifar(), queue_size=256, momentum=0.99, temperature=0.2, dense_weight=0.5,
+        projection_dim=32, projection_hidden_dim=16),
 }

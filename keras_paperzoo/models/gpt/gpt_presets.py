@@ -26,7 +26,7 @@
   5120 = 40 x 128, its d_head column. (3) Every layer has dense attention by default: the
   paper's "alternating dense and locally banded sparse attention patterns in the layers of
   the transformer, similar to the Sparse Transformer" is an option,
-  `GPTBackbone.from_preset("gpt3_small", attention_pattern="alternating_banded",
+  `GPTBackbone.frombackbone_preset("gpt3_small", attention_pattern="alternating_banded",
   local_window=256)` (blocks 1, 3, ... banded), not the default because the paper gives
   neither the band width nor the order of the layers (256, dense first: EleutherAI's
   GPT-Neo). The mask adds no parameters: the counts below hold for both. (4) Dropout 0.1,
@@ -42,13 +42,11 @@ The vocabulary size of the character presets is a placeholder (65, Tiny
 Shakespeare's distinct characters); pass `vocabulary_size=` for other text.
 """
 
-
-def _preset(description, **config):
-    return {"description": description, "config": config}
+from keras_paperzoo.models.common_presets import backbone_preset
 
 
 def _gpt2(description, num_layers, hidden_dim, num_heads):
-    return _preset(
+    return backbone_preset(
         description,
         vocabulary_size=50257,
         num_layers=num_layers,
@@ -81,7 +79,7 @@ def _gpt3(name):
     config = {"num_layers": num_layers, "hidden_dim": hidden_dim, "num_heads": num_heads}
     config.update(GPT3_DEVIATIONS.get(name, {}))
     size = f"{n_params / 1e6:g}M" if n_params < 1e9 else f"{n_params / 1e9:g}B"  # as Table 2.1 prints it
-    preset = _preset(
+    preset = backbone_preset(
         f"GPT-3 {size} (Brown et al. 2020, Table 2.1): {config['num_layers']} layers, {config['hidden_dim']}, "
         f"{config['num_heads']} heads, context 2048; batch {batch_tokens / 1e6:g}M tokens, "
         f"learning rate {learning_rate:g}.",
@@ -97,43 +95,25 @@ def _gpt3(name):
 
 
 GPT_PRESETS = {
-    "gpt1": _preset(
+    "gpt1": backbone_preset(
         "GPT-1 (Radford et al. 2018): 12 layers, 768, 12 heads, 3072, post-norm, context 512, "
         "40,478 BPE tokens; 116,534,784 parameters.",
-        vocabulary_size=40478,
-        num_layers=12,
-        hidden_dim=768,
-        num_heads=12,
-        intermediate_dim=3072,
-        max_sequence_length=512,
-        dropout=0.1,
-        norm_first=False,
+        vocabulary_size=40478, num_layers=12, hidden_dim=768, num_heads=12, intermediate_dim=3072,
+        max_sequence_length=512, dropout=0.1, norm_first=False,
     ),
     "gpt2_small": _gpt2("GPT-2 117M (Table 2; 124,439,808 as released): 12 layers, 768, 12 heads.", 12, 768, 12),
     "gpt2_medium": _gpt2("GPT-2 345M (Table 2; 354,823,168 as released): 24 layers, 1024, 16 heads.", 24, 1024, 16),
     "gpt2_large": _gpt2("GPT-2 762M (Table 2; 774,030,080 as released): 36 layers, 1280, 20 heads.", 36, 1280, 20),
     "gpt2_xl": _gpt2("GPT-2 1542M (Table 2; 1,557,611,200 as released): 48 layers, 1600, 25 heads.", 48, 1600, 25),
     **{name: _gpt3(name) for name in GPT3_TABLE_2_1},
-    "gpt_char_shakespeare": _preset(
+    "gpt_char_shakespeare": backbone_preset(
         "nanoGPT shakespeare_char: 6 layers, 384, 6 heads, context 256, dropout 0.2 (published val loss 1.47).",
-        vocabulary_size=65,
-        num_layers=6,
-        hidden_dim=384,
-        num_heads=6,
-        intermediate_dim=1536,
-        max_sequence_length=256,
-        dropout=0.2,
-        norm_first=True,
+        vocabulary_size=65, num_layers=6, hidden_dim=384, num_heads=6, intermediate_dim=1536,
+        max_sequence_length=256, dropout=0.2, norm_first=True,
     ),
-    "gpt_char_tiny": _preset(
+    "gpt_char_tiny": backbone_preset(
         "CPU-sized character model: 4 layers, 128, 4 heads, context 128, dropout 0.1.",
-        vocabulary_size=65,
-        num_layers=4,
-        hidden_dim=128,
-        num_heads=4,
-        intermediate_dim=512,
-        max_sequence_length=128,
-        dropout=0.1,
-        norm_first=True,
+        vocabulary_size=65, num_layers=4, hidden_dim=128, num_heads=4, intermediate_dim=512, max_sequence_length=128,
+        dropout=0.1, norm_first=True,
     ),
 }

@@ -17,7 +17,6 @@ from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_
 from keras_paperzoo.losses.nce import nce_loss
 from keras_paperzoo.models.checks import check_choice, check_int, check_number
 from keras_paperzoo.models.instdisc.instdisc_presets import INSTDISC_PRESETS
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.ssl_sgd import contrastive_sgd
 
@@ -129,7 +128,6 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
 
     min_batch_size = 1  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = 'its negatives come from the memory bank'
-    backbone_class = ResNetBackbone
     presets = INSTDISC_PRESETS
     argument_attributes = {"loss": "objective"}
     indexed = True  # x = {"images", "index"}: each image's memory-bank row
@@ -137,16 +135,10 @@ class InstDisc(SelfSupervisedTrainer, keras.Model):
     def __init__(self, backbone, num_data, num_negatives=4096, temperature=0.07, feature_dim=128,
                  bank_momentum=0.5, proximal=0.0, loss="nce", augmentation="default", num_classes=None, seed=None,
                  **kwargs):
-        kwargs.setdefault("name", "instdisc")
         super().__init__(**kwargs)
         _validate(backbone, num_data, num_negatives, temperature, feature_dim, bank_momentum, proximal, loss)
-        self.num_data = int(num_data)
-        self.num_negatives = int(num_negatives)
-        self.temperature = float(temperature)
-        self.feature_dim = int(feature_dim)
-        self.bank_momentum = float(bank_momentum)
+        self.set_bank_arguments(num_data, num_negatives, temperature, feature_dim, bank_momentum, loss)
         self.proximal = float(proximal)
-        self.objective = loss  # `loss` is keras.Model's attribute (set by compile)
         self._setup(backbone, augmentation, num_classes, seed)
 
         # === Layers ===

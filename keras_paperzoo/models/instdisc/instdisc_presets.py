@@ -23,39 +23,31 @@
   m = 32: tests and smoke runs.
 """
 
-from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+from keras_paperzoo.models.common_presets import trainer_preset
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
+
+# The paper's ImageNet arguments (Sec. 4.2): m = 4096 noise samples, tau = 0.07, a 128-d embedding.
+_PAPER = {"num_negatives": 4096, "temperature": 0.07, "feature_dim": 128}
 
 INSTDISC_PRESETS = {
-    "instdisc_resnet50": {
-        "description": "InstDisc (Wu et al. 2018): ResNet-50, linear 128-d head, ImageNet's 1,281,167 bank rows, "
+    "instdisc_resnet50": trainer_preset(
+        "InstDisc (Wu et al. 2018): ResNet-50, linear 128-d head, ImageNet's 1,281,167 bank rows, "
         "m=4096, tau=0.07, bank momentum 0.5; ImageNet linear 54.0 % (conv5 features, the CVPR paper as MoCo cites it).",
-        "backbone": {"preset": "resnet50", "overrides": {}},
-        "arguments": {"num_data": 1_281_167, "num_negatives": 4096, "temperature": 0.07, "feature_dim": 128},
-    },
-    "instdisc_cifar_resnet18": {
-        "description": "The InstDisc authors' CIFAR-10 script: ResNet-18 (3x3 stem, no max pool), 50,000 bank "
+        "resnet50", num_data=1_281_167, **_PAPER),
+    "instdisc_cifar_resnet18": trainer_preset(
+        "The InstDisc authors' CIFAR-10 script: ResNet-18 (3x3 stem, no max pool), 50,000 bank "
         "rows, m=4096, tau=0.1 (compile with weight_decay=5e-4 as they do).",
-        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
-        "arguments": {"num_data": 50_000, "num_negatives": 4096, "temperature": 0.1, "feature_dim": 128},
-    },
-    "instdisc_resnet20_cifar": {
-        "description": "CPU-sized InstDisc: CIFAR ResNet-20, linear 128-d head, 50,000 bank rows, m=4096, "
+        "resnet18", resnet18_cifar(), num_data=50_000, num_negatives=4096, temperature=0.1, feature_dim=128),
+    "instdisc_resnet20_cifar": trainer_preset(
+        "CPU-sized InstDisc: CIFAR ResNet-20, linear 128-d head, 50,000 bank rows, m=4096, "
         "tau=0.07, bank momentum 0.5, v1 augmentation at 32x32.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
-        "arguments": {"num_data": 50_000, "num_negatives": 4096, "temperature": 0.07, "feature_dim": 128},
-    },
-    "instdisc_softmax_resnet20_cifar": {
-        "description": "CPU-sized InstDisc with the softmax over the 1 + m rows (the authors' later models) instead "
+        "resnet20_cifar", num_data=50_000, **_PAPER),
+    "instdisc_softmax_resnet20_cifar": trainer_preset(
+        "CPU-sized InstDisc with the softmax over the 1 + m rows (the authors' later models) instead "
         "of NCE: CIFAR ResNet-20, linear 128-d head, 50,000 bank rows, m=4096, tau=0.07.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
-        "arguments": {"num_data": 50_000, "num_negatives": 4096, "temperature": 0.07, "feature_dim": 128,
-                      "loss": "softmax"},
-    },
-    "instdisc_tiny": {
-        "description": "A smoke-test InstDisc: CIFAR-style ResNet with two blocks (8, 16 filters), 32-d "
+        "resnet20_cifar", num_data=50_000, **_PAPER, loss="softmax"),
+    "instdisc_tiny": trainer_preset(
+        "A smoke-test InstDisc: CIFAR-style ResNet with two blocks (8, 16 filters), 32-d "
         "embedding, 256 bank rows, m=32, tau=0.07.",
-        "backbone": {"preset": "resnet20_cifar",
-                     "overrides": {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}},
-        "arguments": {"num_data": 256, "num_negatives": 32, "temperature": 0.07, "feature_dim": 32},
-    },
+        "resnet20_cifar", tiny_resnet_cifar(), num_data=256, num_negatives=32, temperature=0.07, feature_dim=32),
 }

@@ -12,7 +12,6 @@ from keras_paperzoo.losses.invaspread import invaspread_loss
 from keras_paperzoo.losses.nt_xent import nt_xent_accuracy
 from keras_paperzoo.models.checks import check_flag, check_int, check_number
 from keras_paperzoo.models.invaspread.invaspread_presets import INVASPREAD_PRESETS
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 
@@ -93,14 +92,11 @@ class InvaSpread(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
-    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = "its negatives are the batch's other images"
-    backbone_class = ResNetBackbone
     presets = INVASPREAD_PRESETS
 
     def __init__(self, backbone, temperature=0.1, embedding_dim=128, original_view=False, augmentation="default",
                  num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "invaspread")
         super().__init__(**kwargs)
         self.temperature = check_number("InvaSpread", "temperature", temperature, "> 0", named=False)
         self.embedding_dim = check_int("InvaSpread", "embedding_dim", embedding_dim, named=False)

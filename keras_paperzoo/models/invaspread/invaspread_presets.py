@@ -13,27 +13,21 @@
   and smoke runs.
 """
 
-from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+from keras_paperzoo.models.common_presets import trainer_preset
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
 
 # demo_seen.py's transforms.Normalize, applied after each view's augmentation.
 _CIFAR_STATISTICS = {"mean": [0.4914, 0.4822, 0.4465], "std": [0.2023, 0.1994, 0.2010]}
 
 INVASPREAD_PRESETS = {
-    "invaspread_cifar_resnet18": {
-        "description": "InvaSpread's CIFAR-10 setting (the authors' demo_seen.py): CIFAR ResNet-18, linear "
+    "invaspread_cifar_resnet18": trainer_preset(
+        "InvaSpread's CIFAR-10 setting (the authors' demo_seen.py): CIFAR ResNet-18, linear "
         "512-128 embedding, tau 0.1, batch 128, SGD lr 0.03; 83.6 % kNN on CIFAR-10 (paper, Table 1).",
-        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
-        "arguments": {"temperature": 0.1, "embedding_dim": 128, "augmentation": dict(_CIFAR_STATISTICS)},
-    },
-    "invaspread_resnet20_cifar": {
-        "description": "CPU-sized InvaSpread: CIFAR ResNet-20, linear 64-128 embedding, tau 0.1.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
-        "arguments": {"temperature": 0.1, "embedding_dim": 128},
-    },
-    "invaspread_tiny": {
-        "description": "A smoke-test InvaSpread: CIFAR-style ResNet with two blocks (8, 16 filters), 32-d embedding.",
-        "backbone": {"preset": "resnet20_cifar",
-                     "overrides": {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}},
-        "arguments": {"temperature": 0.1, "embedding_dim": 32},
-    },
+        "resnet18", resnet18_cifar(), temperature=0.1, embedding_dim=128, augmentation=dict(_CIFAR_STATISTICS)),
+    "invaspread_resnet20_cifar": trainer_preset(
+        "CPU-sized InvaSpread: CIFAR ResNet-20, linear 64-128 embedding, tau 0.1.",
+        "resnet20_cifar", temperature=0.1, embedding_dim=128),
+    "invaspread_tiny": trainer_preset(
+        "A smoke-test InvaSpread: CIFAR-style ResNet with two blocks (8, 16 filters), 32-d embedding.",
+        "resnet20_cifar", tiny_resnet_cifar(), temperature=0.1, embedding_dim=32),
 }

@@ -14,7 +14,6 @@ from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.contrastive import contrastive_accuracy, contrastive_logits, info_nce_from_logits
 from keras_paperzoo.models.checks import check_choice, check_int, check_number
 from keras_paperzoo.models.moco.moco_presets import MOCO_PRESETS
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.training.momentum import MomentumEncoder
 from keras_paperzoo.training.shuffle_bn import grouped_call
@@ -116,15 +115,12 @@ class MoCo(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
-    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = "shuffling BN (Sec. 3.3) normalises each key over other images than its query's"
-    backbone_class = ResNetBackbone
     presets = MOCO_PRESETS
 
     def __init__(self, backbone, version=2, queue_size=65536, momentum=0.999, temperature=None,
                  projection_dim=128, projection_hidden_dim=2048, shuffle_bn_splits=8, augmentation="default",
                  num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "moco")
         super().__init__(**kwargs)
         _validate(type(self).__name__, backbone, version, queue_size, momentum, temperature, projection_dim,
                   projection_hidden_dim, shuffle_bn_splits)

@@ -24,62 +24,40 @@
   smoke runs.
 """
 
-from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar
+from keras_paperzoo.models.common_presets import trainer_preset
+from keras_paperzoo.models.resnet.resnet_presets import resnet18_cifar, tiny_resnet_cifar
 
 MOCO_PRESETS = {
-    "moco_v1_resnet50": {
-        "description": "MoCo v1 (He et al. 2020): ResNet-50, linear 128-d head, K=65536, "
+    "moco_v1_resnet50": trainer_preset(
+        "MoCo v1 (He et al. 2020): ResNet-50, linear 128-d head, K=65536, "
         "m=0.999, tau=0.07, v1 augmentation at 224.",
-        "backbone": {"preset": "resnet50", "overrides": {}},
-        "arguments": {"version": 1, "queue_size": 65536, "momentum": 0.999, "temperature": 0.07},
-    },
-    "moco_v2_resnet50": {
-        "description": "MoCo v2 (Chen et al. 2020): ResNet-50, MLP head 2048-2048-128, "
+        "resnet50", version=1, queue_size=65536, momentum=0.999, temperature=0.07),
+    "moco_v2_resnet50": trainer_preset(
+        "MoCo v2 (Chen et al. 2020): ResNet-50, MLP head 2048-2048-128, "
         "K=65536, m=0.999, tau=0.2, aug+ (blur) at 224.",
-        "backbone": {"preset": "resnet50", "overrides": {}},
-        "arguments": {"version": 2, "queue_size": 65536, "momentum": 0.999, "temperature": 0.2},
-    },
-    "moco_cifar_resnet18": {
-        "description": "The MoCo authors' CIFAR-10 demo: ResNet-18 (3x3 stem, no max pool), "
+        "resnet50", version=2, queue_size=65536, momentum=0.999, temperature=0.2),
+    "moco_cifar_resnet18": trainer_preset(
+        "The MoCo authors' CIFAR-10 demo: ResNet-18 (3x3 stem, no max pool), "
         "linear 128-d head, K=4096, m=0.99, tau=0.1, 8 BN splits, v2 augmentation "
         "without blur; reported kNN 82.6 % after 200 epochs.",
-        "backbone": {"preset": "resnet18", "overrides": resnet18_cifar()},
-        "arguments": {
-            "version": 1, "queue_size": 4096, "momentum": 0.99, "temperature": 0.1,
-            "augmentation": {"version": 2, "blur_probability": 0.0},
-        },
-    },
-    "moco_v1_resnet20_cifar": {
-        "description": "CPU-sized MoCo v1: CIFAR ResNet-20 backbone, linear 128-d head, "
+        "resnet18", resnet18_cifar(), version=1, queue_size=4096, momentum=0.99, temperature=0.1,
+        augmentation={"version": 2, "blur_probability": 0.0}),
+    "moco_v1_resnet20_cifar": trainer_preset(
+        "CPU-sized MoCo v1: CIFAR ResNet-20 backbone, linear 128-d head, "
         "K=4096, m=0.99 (short runs), tau=0.07, v1 augmentation at 32x32.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
-        "arguments": {"version": 1, "queue_size": 4096, "momentum": 0.99, "temperature": 0.07},
-    },
-    "moco_v2_resnet20_cifar": {
-        "description": "CPU-sized MoCo v2: CIFAR ResNet-20 backbone, MLP head 64-64-128, "
+        "resnet20_cifar", version=1, queue_size=4096, momentum=0.99, temperature=0.07),
+    "moco_v2_resnet20_cifar": trainer_preset(
+        "CPU-sized MoCo v2: CIFAR ResNet-20 backbone, MLP head 64-64-128, "
         "K=4096, m=0.99 (short runs), tau=0.2, aug+ at 32x32.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {}},
-        "arguments": {
-            "version": 2, "queue_size": 4096, "momentum": 0.99, "temperature": 0.2,
-            "projection_hidden_dim": 64,
-        },
-    },
-    "moco_v2_resnet8_mnist": {
-        "description": "CPU-sized MoCo v2 for long runs on small images: CIFAR ResNet-8 "
+        "resnet20_cifar", version=2, queue_size=4096, momentum=0.99, temperature=0.2, projection_hidden_dim=64),
+    "moco_v2_resnet8_mnist": trainer_preset(
+        "CPU-sized MoCo v2 for long runs on small images: CIFAR ResNet-8 "
         "(1 block per stage, 16-32-64), MLP head 64-64-128, K=2048, m=0.999, tau=0.2, aug+.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1, 1]}},
-        "arguments": {
-            "version": 2, "queue_size": 2048, "momentum": 0.999, "temperature": 0.2,
-            "projection_hidden_dim": 64,
-        },
-    },
-    "moco_tiny": {
-        "description": "A smoke-test MoCo v2: CIFAR-style ResNet with two blocks (8, 16 filters), "
+        "resnet20_cifar", {"stage_blocks": [1, 1, 1]}, version=2, queue_size=2048, momentum=0.999, temperature=0.2,
+        projection_hidden_dim=64),
+    "moco_tiny": trainer_preset(
+        "A smoke-test MoCo v2: CIFAR-style ResNet with two blocks (8, 16 filters), "
         "MLP head 16-16-32, K=256, m=0.99, tau=0.2.",
-        "backbone": {"preset": "resnet20_cifar", "overrides": {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8}},
-        "arguments": {
-            "version": 2, "queue_size": 256, "momentum": 0.99, "temperature": 0.2,
-            "projection_dim": 32, "projection_hidden_dim": 16,
-        },
-    },
+        "resnet20_cifar", tiny_resnet_cifar(), version=2, queue_size=256, momentum=0.99, temperature=0.2,
+        projection_dim=32, projection_hidden_dim=16),
 }

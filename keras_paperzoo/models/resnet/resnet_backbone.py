@@ -101,19 +101,8 @@ class ResNetBackbone(Backbone):
         bn_epsilon=1e-5,
         **kwargs,
     ):
-        _validate(
-            stage_blocks,
-            stage_filters,
-            block_type,
-            residual,
-            shortcut,
-            stem,
-            stem_filters,
-            stride_in_1x1,
-            image_shape,
-            bn_momentum,
-            bn_epsilon,
-        )
+        _validate(stage_blocks, stage_filters, block_type, residual, shortcut, stem, stem_filters, stride_in_1x1,
+                  image_shape, bn_momentum, bn_epsilon)
         stage_blocks = [int(b) for b in stage_blocks]
         stage_filters = [int(f) for f in stage_filters]
         image_shape = tuple(None if d is None else int(d) for d in image_shape)
@@ -214,19 +203,8 @@ def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _validate(
-    stage_blocks,
-    stage_filters,
-    block_type,
-    residual,
-    shortcut,
-    stem,
-    stem_filters,
-    stride_in_1x1,
-    image_shape,
-    bn_momentum,
-    bn_epsilon,
-):
+def _validate(stage_blocks, stage_filters, block_type, residual, shortcut, stem, stem_filters, stride_in_1x1,
+              image_shape, bn_momentum, bn_epsilon):
     """Check the constructor arguments; each message names the value and the rule."""
     for name, values in (("stage_blocks", stage_blocks), ("stage_filters", stage_filters)):
         if not isinstance(values, (list, tuple)) or not values:

@@ -83,6 +83,16 @@ def resnet18_cifar(**overrides):
               "stem_filters": 64, "shortcut": "B", "image_shape": (32, 32, 3)}
     return {**config, **overrides}
 
+
+def tiny_resnet_cifar(**overrides):
+    """The self-supervised trainers' smoke-test network, as overrides of the `resnet20_cifar` preset.
+
+    A CIFAR-style ResNet with two stages of one basic block (8 and 16 filters, an 8-filter
+    3x3 stem): the `*_tiny` presets and the reproductions' `--backbone tiny`. A fresh dict at
+    each call, `overrides` replacing its entries.
+    """
+    return {"stage_blocks": [1, 1], "stage_filters": [8, 16], "stem_filters": 8, **overrides}
+
 RESNET_PRESETS = {
     **{f"resnet{d}": _imagenet(d, True) for d in (18, 34, 50, 101, 152)},
     **{f"plain{d}": _imagenet(d, False) for d in (18, 34)},

@@ -12,7 +12,6 @@ from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.nt_xent import nt_xent, nt_xent_accuracy
 from keras_paperzoo.models.checks import check_choice, check_number
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.models.simclr.simclr_presets import SIMCLR_PRESETS
 from keras_paperzoo.training.lars_schedule import lars_warmup_cosine
@@ -79,14 +78,11 @@ class SimCLR(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
-    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = "NT-Xent's negatives are the batch's other images, 2(N-1) per view"
-    backbone_class = ResNetBackbone
     presets = SIMCLR_PRESETS
 
     def __init__(self, backbone, version=1, temperature=0.1, projection_dims=None, augmentation="default",
                  num_classes=None, seed=None, **kwargs):
-        kwargs.setdefault("name", "simclr")
         super().__init__(**kwargs)
         check_backbone("SimCLR", backbone)
         self.version = int(check_choice("SimCLR", "version", version, tuple(HEAD_LAYERS), named=False))

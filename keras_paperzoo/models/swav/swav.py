@@ -18,7 +18,6 @@ from keras_paperzoo.losses.sinkhorn import check_sinkhorn_arguments, sinkhorn
 from keras_paperzoo.losses.swav import swav_loss
 from keras_paperzoo.models.backbone import check_image_shape
 from keras_paperzoo.models.checks import check_int, check_int_list, check_number
-from keras_paperzoo.models.resnet.resnet_backbone import ResNetBackbone
 from keras_paperzoo.models.self_supervised import SelfSupervisedTrainer, check_backbone
 from keras_paperzoo.models.swav.swav_presets import SWAV_PRESETS
 from keras_paperzoo.training.lars_schedule import IMAGENET_IMAGES, lars_warmup_cosine, run_length
@@ -107,17 +106,14 @@ class SwAV(SelfSupervisedTrainer, keras.Model):
     ```
     """
 
-    min_batch_size = 2  # the smallest batch (SelfSupervisedTrainer.check_batch_size)
     batch_rule = ("the Sinkhorn codes spread the batch equally over the prototypes, and the projector "
                   "batch-normalises over the batch")
-    backbone_class = ResNetBackbone
     presets = SWAV_PRESETS
 
     def __init__(self, backbone, projection_dims=(2048, 128), num_prototypes=3000, temperature=0.1, epsilon=0.05,
                  sinkhorn_iterations=3, crop_counts=(2, 6), crops_for_assign=(0, 1), queue_length=0,
                  queue_start_epoch=15, freeze_prototypes_epochs=1, augmentation="default", num_classes=None,
                  seed=None, **kwargs):
-        kwargs.setdefault("name", "swav")
         super().__init__(**kwargs)
         check_backbone("SwAV", backbone)
         self.projection_dims = check_int_list("SwAV", "projection_dims", projection_dims)

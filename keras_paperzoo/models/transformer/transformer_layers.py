@@ -31,6 +31,17 @@ def _set_attention_dropout(attention, rate):
     attention._dropout_layer.rate = float(rate)
 
 
+def _paper_arguments(owner, dropout, attention_dropout, kwargs):
+    """The rates checked, and `kwargs` over the paper's keras-hub arguments: ReLU FFN (eq. 2), post-norm
+    LayerNorm(x + Sublayer(x)) with eps 1e-6, Glorot-uniform attention kernels (`AttentionGlorotUniform`)."""
+    _check_rate(owner, "dropout", dropout)
+    _check_rate(owner, "attention_dropout", attention_dropout)
+    defaults = {"activation": "relu", "layer_norm_epsilon": 1e-6, "normalize_first": False}
+    if "kernel_initializer" not in kwargs:
+        defaults["kernel_initializer"] = AttentionGlorotUniform()
+    return {**defaults, **kwargs}
+
+
 def _check_rate(owner, name, value):
     if not 0.0 <= value < 1.0:
         raise ValueError(f"{owner} {name} must be in [0, 1); got {name}={value!r}.")
@@ -56,12 +67,7 @@ class TransformerEncoderLayer(keras_hub.layers.TransformerEncoder):
     """
 
     def __init__(self, intermediate_dim, num_heads, dropout=0.1, attention_dropout=0.0, **kwargs):
-        _check_rate("TransformerEncoderLayer", "dropout", dropout)
-        _check_rate("TransformerEncoderLayer", "attention_dropout", attention_dropout)
-        kwargs.setdefault("activation", "relu")
-        kwargs.setdefault("layer_norm_epsilon", 1e-6)
-        kwargs.setdefault("kernel_initializer", AttentionGlorotUniform())
-        kwargs.setdefault("normalize_first", False)
+        kwargs = _paper_arguments("TransformerEncoderLayer", dropout, attention_dropout, kwargs)
         super().__init__(intermediate_dim, num_heads, dropout=dropout, **kwargs)
         self.attention_dropout = float(attention_dropout)
 
@@ -93,12 +99,7 @@ class TransformerDecoderLayer(keras_hub.layers.TransformerDecoder):
     """
 
     def __init__(self, intermediate_dim, num_heads, dropout=0.1, attention_dropout=0.0, **kwargs):
-        _check_rate("TransformerDecoderLayer", "dropout", dropout)
-        _check_rate("TransformerDecoderLayer", "attention_dropout", attention_dropout)
-        kwargs.setdefault("activation", "relu")
-        kwargs.setdefault("layer_norm_epsilon", 1e-6)
-        kwargs.setdefault("kernel_initializer", AttentionGlorotUniform())
-        kwargs.setdefault("normalize_first", False)
+        kwargs = _paper_arguments("TransformerDecoderLayer", dropout, attention_dropout, kwargs)
         super().__init__(intermediate_dim, num_heads, dropout=dropout, **kwargs)
         self.attention_dropout = float(attention_dropout)
 

@@ -9,38 +9,27 @@ vocabulary; the recipe replaces `vocabulary_size` with the size of the vocabular
 learns.
 """
 
-
-def _preset(description, num_layers, hidden_dim, intermediate_dim, num_heads, dropout, vocabulary_size):
-    return {
-        "description": description,
-        "config": {
-            "vocabulary_size": vocabulary_size,
-            "num_layers": num_layers,
-            "hidden_dim": hidden_dim,
-            "intermediate_dim": intermediate_dim,
-            "num_heads": num_heads,
-            "dropout": dropout,
-        },
-    }
-
+from keras_paperzoo.models.common_presets import backbone_preset
 
 PAPER_VOCABULARY_SIZE = 37000
 
 TRANSFORMER_PRESETS = {
-    "transformer_base": _preset(
+    "transformer_base": backbone_preset(
         "Transformer base (Table 3): N=6, d_model 512, d_ff 2048, h 8, P_drop 0.1, 37k shared vocabulary; 63.1M (paper: 65M).",
-        6, 512, 2048, 8, 0.1, PAPER_VOCABULARY_SIZE,
+        vocabulary_size=PAPER_VOCABULARY_SIZE, num_layers=6, hidden_dim=512, intermediate_dim=2048, num_heads=8,
+        dropout=0.1,
     ),
-    "transformer_big": _preset(
+    "transformer_big": backbone_preset(
         "Transformer big (Table 3): N=6, d_model 1024, d_ff 4096, h 16, P_drop 0.3, 37k shared vocabulary; 214.2M (paper: 213M).",
-        6, 1024, 4096, 16, 0.3, PAPER_VOCABULARY_SIZE,
+        vocabulary_size=PAPER_VOCABULARY_SIZE, num_layers=6, hidden_dim=1024, intermediate_dim=4096, num_heads=16,
+        dropout=0.3,
     ),
-    "transformer_small": _preset(
+    "transformer_small": backbone_preset(
         "CPU size for Multi30k: N=3, d_model 256, d_ff 1024, h 4, P_drop 0.1, 8k vocabulary.",
-        3, 256, 1024, 4, 0.1, 8000,
+        vocabulary_size=8000, num_layers=3, hidden_dim=256, intermediate_dim=1024, num_heads=4, dropout=0.1,
     ),
-    "transformer_tiny": _preset(
+    "transformer_tiny": backbone_preset(
         "CPU size for minutes-long runs: N=2, d_model 128, d_ff 512, h 4, P_drop 0.1, 4k vocabulary.",
-        2, 128, 512, 4, 0.1, 4000,
+        vocabulary_size=4000, num_layers=2, hidden_dim=128, intermediate_dim=512, num_heads=4, dropout=0.1,
     ),
 }

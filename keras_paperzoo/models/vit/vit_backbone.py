@@ -13,7 +13,7 @@ from keras_paperzoo.layers.position_embedding import (
 )
 from keras_paperzoo.layers.transformer_block import TransformerBlock
 from keras_paperzoo.models.backbone import Backbone
-from keras_paperzoo.models.checks import check_int
+from keras_paperzoo.models.checks import check_int, check_transformer_sizes
 from keras_paperzoo.models.vit.vit_analysis import mean_attention_distance
 from keras_paperzoo.models.vit.vit_layers import POOLINGS, ConvStem, TokenPooling
 from keras_paperzoo.models.vit.vit_presets import VIT_FINE_TUNING_RECIPE, VIT_PRESETS, VIT_PRETRAINING_RECIPE
@@ -34,6 +34,16 @@ def transformer_layer_groups(model, embedding_layers, blocks):
     grouped = {id(v) for group in groups for v in group}
     groups.append([v for v in model.trainable_variables if id(v) not in grouped])
     return groups
+
+
+def vit_block_arguments(num_heads, mlp_dim, dropout_rate, attention_dropout, layer_norm_epsilon):
+    """ViT's encoder block (eqs. 2-3) as `TransformerBlock` arguments: LN before MSA and before the MLP
+    (Dense(mlp_dim) -> exact GELU -> Dense(D)), dropout after the dense layers and on the attention.
+
+    BEiT's blocks are these with a relative position bias, LayerScale and stochastic depth added.
+    """
+    return dict(num_heads=num_heads, mlp_dim=mlp_dim, dropout_rate=dropout_rate, attention_dropout=attention_dropout,
+                layer_norm_epsilon=layer_norm_epsilon, norm_first=True, activation="gelu")
 
 
 def _make_stem(hybrid):
@@ -150,12 +160,9 @@ class ViTBackbone(Backbone):
             ph, pw = patch_size
         else:
             ph = pw = patch_size = check_int("ViTBackbone", "patch_size", patch_size, rule="a positive int")
-        num_layers = check_int("ViTBackbone", "num_layers", num_layers, rule="a positive int")
-        hidden_dim = check_int("ViTBackbone", "hidden_dim", hidden_dim, rule="a positive int")
-        num_heads = check_int("ViTBackbone", "num_heads", num_heads, rule="a positive int")
-        mlp_dim = check_int("ViTBackbone", "mlp_dim", mlp_dim, rule="a positive int")
-        if hidden_dim % num_heads:
-            raise ValueError(f"hidden_dim {hidden_dim} should be divisible by num_heads {num_heads}.")
+        num_layers, hidden_dim, num_heads, mlp_dim = check_transformer_sizes(
+            "ViTBackbone", num_layers, hidden_dim, num_heads, mlp_dim
+        )
         for name, rate in (("dropout_rate", dropout_rate), ("attention_dropout", attention_dropout)):
             if not 0.0 <= rate < 1.0:
                 raise ValueError(f"{name} {rate!r} should be in [0, 1).")
@@ -203,13 +210,7 @@ class ViTBackbone(Backbone):
         embedding_dropout = keras.layers.Dropout(dropout_rate, name="embedding_dropout")
         blocks = [
             TransformerBlock(
-                num_heads=num_heads,
-                mlp_dim=mlp_dim,
-                dropout_rate=dropout_rate,
-                attention_dropout=attention_dropout,
-                layer_norm_epsilon=layer_norm_epsilon,
-                norm_first=True,
-                activation="gelu",
+                **vit_block_arguments(num_heads, mlp_dim, dropout_rate, attention_dropout, layer_norm_epsilon),
                 relative_position=relative,
                 grid_size=grid_size if relative else None,
                 num_prefix_tokens=num_prefix_tokens,
