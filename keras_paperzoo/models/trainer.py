@@ -63,7 +63,6 @@ import numpy as np
 import keras
 
 from keras_paperzoo.data.checks import check_finite
-
 from keras_paperzoo.models.backbone import argument_names, constructor_config
 from keras_paperzoo.training.compile_state import restore_compile
 
@@ -78,7 +77,6 @@ PRESET_SCHEMA = """A trainer preset is a dict with three keys:
         when NAME is None); trainers with other networks read the same dict in
         `build_backbones`;
     "arguments": {...}: the trainer's own constructor arguments."""
-
 
 
 class Trainer:
