@@ -17,6 +17,10 @@ papers' tests run the tiny configurations). Three kinds of preset are not built 
   GPT-2 stack; 10-40 s each under load, DenseCL ResNet-50 35 s), but their tiny presets:
   their config is checked instead, beside `beit_parameter_count` / a built tiny twin.
 
+Run on the torch leg only (`one_leg`): what is checked (preset tables, shape inference,
+parameter counts) is the same on every backend, and each model's own tests build and fit
+it on every leg; the other legs spent 36 s (JAX) and 14 s (TensorFlow) compiling it again.
+
 The papers' parameter counts are asserted where a preset names a paper model (ResNet-50
 25.6M, ViT-B/16 86M, VGG-16 138M, AlexNet 61M, BERT-base 110M, GPT-2 124M, Transformer base 65M),
 with the exact figures the papers' own tests assert.
@@ -31,6 +35,8 @@ import keras_paperzoo.models  # noqa: F401 (registers every class that imports w
 from keras_paperzoo.models.backbone import Presets
 from keras_paperzoo.models.trainer import Trainer
 from tests.model_tests import shapes_only
+
+pytestmark = pytest.mark.one_leg("torch")
 
 try:  # the keras-hub models (BERT, GPT, iGPT, Transformer)
     import keras_paperzoo.models.bert  # noqa: F401

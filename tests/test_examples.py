@@ -10,9 +10,11 @@ sets the number of groups per leg (default 2, so that the two test workers share
 backend (`NEEDS_TENSORFLOW`: keras-hub's WordPiece, tf.data translation batches) are one more
 group, marked `needs_tensorflow` (tests/conftest.py).
 
-Which leg runs which (`legs_of`, issue 35): each example runs on one backend, torch, JAX and
-TensorFlow in turn by its place in examples/ (the two that need TensorFlow on the JAX and torch
-legs, where they mix a TensorFlow input pipeline with another backend's model). An example is
+Which leg runs which (`legs_of`, issue 35): each example runs on one backend, by its place in
+examples/ in the cycle torch, JAX, torch, TensorFlow (the two that need TensorFlow on the JAX and
+torch legs, where they mix a TensorFlow input pipeline with another backend's model). Torch takes
+half: at smoke size an example is mostly compiling on JAX and TensorFlow (a third of the examples
+took 152 s on the JAX leg and 24 s on torch). An example is
 end-to-end plumbing around a trainer that every leg tests on its own (fit, save, load, resume in
 tests/models and tests/recipes); running each example on two or three backends cost 370 s of the
 suite's 2,017 s. `PAPERZOO_TEST_ALL_RECIPES=1` runs every example on every leg.
@@ -35,15 +37,16 @@ SWITCH = "PAPERZOO_EXAMPLE_SMOKE"
 SMOKE_EXAMPLES = [p for p in sorted(EXAMPLES.glob("*.py")) if SWITCH in p.read_text(encoding="utf-8")]
 GROUPS = int(os.environ.get("PAPERZOO_EXAMPLE_GROUPS", "2"))
 NEEDS_TENSORFLOW = ("bert_sample_text", "transformer_toy_translation")
+LEG_CYCLE = ("torch", "jax", "torch", "tensorflow")
 
 
 def legs_of(path):
-    """The backend whose leg runs this example: torch, JAX and TensorFlow in turn by its place in examples/
+    """The backend whose leg runs this example: torch, JAX, torch, TensorFlow in turn by its place in examples/
     (JAX and torch in turn for the examples that need TensorFlow whatever the backend)."""
     if path.stem in NEEDS_TENSORFLOW:
         return (("jax", "torch")[NEEDS_TENSORFLOW.index(path.stem) % 2],)
     others = [p for p in SMOKE_EXAMPLES if p.stem not in NEEDS_TENSORFLOW]
-    return (("torch", "jax", "tensorflow")[others.index(path) % 3],)
+    return (LEG_CYCLE[others.index(path) % len(LEG_CYCLE)],)
 
 
 def _selected(needs_tensorflow=False, backend=None):
@@ -60,8 +63,9 @@ def test_each_example_runs_on_one_leg_and_the_legs_share_them():
         legs = [set(_selected(needs_tensorflow, backend)) for backend in ("torch", "jax", "tensorflow")]
         assert set.union(*legs) == set(_selected(needs_tensorflow))
         assert sum(map(len, legs)) == len(_selected(needs_tensorflow)), "an example runs on two legs"
-        if not needs_tensorflow:
-            assert max(map(len, legs)) - min(map(len, legs)) <= 1
+        if not needs_tensorflow:  # torch about half, JAX and TensorFlow about a quarter each
+            torch_leg, jax_leg, tf_leg = map(len, legs)
+            assert abs(jax_leg - tf_leg) <= 1 and abs(torch_leg - (jax_leg + tf_leg)) <= 2, (torch_leg, jax_leg, tf_leg)
     assert not _selected(True, "tensorflow"), "the TensorFlow leg would add nothing to a TensorFlow input pipeline"
 
 
