@@ -172,7 +172,7 @@ def assert_moved(variables, before, what="state"):
         assert not np.allclose(to_numpy(v), b), f"{what} {v.path} did not move"
 
 
-def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None):
+def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None, save_and_load=None):
     """2 epochs straight = 1 epoch, save, load (safe mode), 1 more: every weight and optimizer variable.
 
     `fresh()` returns a compiled model; `fit(model, epochs, initial_epoch=0)` trains it (the
@@ -181,7 +181,8 @@ def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None):
     straight)` asserts what the test knows of the model after epoch 1 and of the loaded one (its
     optimizer's class, steps, the trainer's own state). Returns (model, resumed, start, straight) with the arrays of
     `model.weights + model.optimizer.variables` at the start and the straight run's
-    (weights, optimizer variables) at the end.
+    (weights, optimizer variables) at the end. `save_and_load(model)` returns the loaded model (default
+    `model.save` then `keras.saving.load_model` in safe mode; e.g. `check_saved_model` to compare outputs too).
     """
     model = fresh()
     model.optimizer.build(model.trainable_variables)
@@ -192,8 +193,11 @@ def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None):
     for v, value in zip(model.weights + model.optimizer.variables, start):
         v.assign(value)
     fit(model, 1)
-    model.save(tmp_path / "epoch1.keras")
-    resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
+    if save_and_load is None:
+        model.save(tmp_path / "epoch1.keras")
+        resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
+    else:
+        resumed = save_and_load(model)
     if check_saved is not None:
         check_saved(model, resumed, straight)
     fit(resumed, 2, initial_epoch=1)

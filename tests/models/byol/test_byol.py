@@ -12,6 +12,7 @@ from keras_paperzoo.models.byol import BYOL, BYOL_PRESETS
 from keras_paperzoo.training.lars import LARS
 from keras_paperzoo.training.momentum import MomentumEncoder
 from tests.model_checks import check_config_roundtrip, check_saved_model
+from tests.model_tests import check_resume_from_saved
 from tests.models.simclr.test_simclr import _backbone, _np, _views
 
 
@@ -188,34 +189,24 @@ def test_exact_resume_from_a_saved_model(tmp_path):
         return model
 
     def fit(model, epochs, initial_epoch=0):
-        return model.fit(images, labels, batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
-                         verbose=0, callbacks=[EpochSeeds(7)]).history
+        history = model.fit(images, labels, batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
+                            verbose=0, callbacks=[EpochSeeds(7)]).history
+        assert set(history) == {"loss", "output_std", "probe_accuracy"}
+        assert all(np.isfinite(v[0]) for v in history.values())
 
-    model = fresh()
-    model.optimizer.build(model.trainable_variables)
-    start = [_np(v) for v in model.weights + model.optimizer.variables]
-    fit(model, 2)  # uninterrupted
-    straight = [_np(v) for v in model.weights], [_np(v) for v in model.optimizer.variables]
-    # The same model from the same start (its compiled step reused): 1 epoch, save, load, 1 more.
-    for v, value in zip(model.weights + model.optimizer.variables, start):
-        v.assign(value)
-    history = fit(model, 1)
-    assert set(history) == {"loss", "output_std", "probe_accuracy"}
-    assert all(np.isfinite(v[0]) for v in history.values())
-    # The .keras file: same outputs, weights (the target, tau's step) and optimizer state, safe mode.
-    resumed = check_saved_model(model, images[:4], tmp_path)
-    assert not np.allclose(_np(resumed.target_network.target.weights[0]), _np(resumed.online_network.weights[0]))
-    clone = check_config_roundtrip(model)
-    assert clone.num_classes == 3 and clone.prediction_dims == [8, 4]
-    assert isinstance(resumed.optimizer, LARS) and int(_np(resumed.optimizer.iterations)) == 2
-    assert int(_np(resumed.target_network.step)) == 2 and int(_np(resumed.target_network.total_steps)) == 4
-    fit(resumed, 2, initial_epoch=1)
-    assert len(resumed.weights) == len(straight[0])
-    for a, b in zip(resumed.weights, straight[0]):  # online, target, tau's step, BN statistics, seeds
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
-    assert len(resumed.optimizer.variables) == len(straight[1])
-    for a, b in zip(resumed.optimizer.variables, straight[1]):
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
+    def save_and_load(model):
+        # The .keras file: same outputs, weights (the target, tau's step) and optimizer state, safe mode.
+        return check_saved_model(model, images[:4], tmp_path)
+
+    def check_saved(model, resumed, straight):
+        assert not np.allclose(_np(resumed.target_network.target.weights[0]), _np(resumed.online_network.weights[0]))
+        clone = check_config_roundtrip(model)
+        assert clone.num_classes == 3 and clone.prediction_dims == [8, 4]
+        assert isinstance(resumed.optimizer, LARS) and int(_np(resumed.optimizer.iterations)) == 2
+        assert int(_np(resumed.target_network.step)) == 2 and int(_np(resumed.target_network.total_steps)) == 4
+
+    # Then every weight (online, target, tau's step, BN statistics, seeds) and optimizer variable as straight.
+    check_resume_from_saved(fresh, fit, tmp_path, check_saved=check_saved, save_and_load=save_and_load)
 
 
 def test_bad_input_names_the_value_and_rule():
