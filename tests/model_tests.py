@@ -165,6 +165,22 @@ def run_ssl_trainer_test(cls, init_kwargs, x, tmp_path, y=None, compile_kwargs=N
     return model, history, loaded
 
 
+def fit_probe_only(model, views, labels):
+    """One epoch (batch 8) of a compiled two-view trainer whose contrastive gradient vanishes (tau = 1e30): its
+    online probe learns, and the stop-gradient on h keeps the representation (backbone, head) where it was, to
+    1e-20 (the contrastive step itself is ~1e-30). Returns the history.
+    """
+    representation = model.backbone.trainable_weights + model.head.trainable_weights
+    start = [to_numpy(w) for w in representation]
+    probe_start = [to_numpy(w) for w in model.probe.weights]
+    history = model.fit(views, labels, batch_size=8, epochs=1, shuffle=False, verbose=0).history
+    assert 0.0 <= history["probe_accuracy"][0] <= 1.0
+    assert all(not np.allclose(to_numpy(w), s) for w, s in zip(model.probe.weights, probe_start))  # it learned
+    for w, s in zip(representation, start):  # (zero biases get 1e-37)
+        np.testing.assert_allclose(to_numpy(w), s, rtol=0, atol=1e-20, err_msg=w.path)
+    return history
+
+
 def assert_moved(variables, before, what="state"):
     """Every variable in `variables` differs from its value in `before` (a list of arrays)."""
     assert len(variables) == len(before) and variables, f"no {what} to compare"
