@@ -91,6 +91,21 @@ def test_loss_is_the_symmetric_formula():
     assert output_std == pytest.approx(float(np.mean(np.std(unit, axis=0))), abs=1e-4)
 
 
+def _check_ema_steps(model, steps, total_steps):
+    """`steps` one-step fits of a tau_base 0.5 model with K = `total_steps`: after step k every target parameter is
+    xi <- tau_k xi + (1 - tau_k) theta, with theta before this step's gradient update, and theta learned."""
+    pairs = model.target_network._pairs  # (target parameter, online parameter)
+    views = _views(8, seed=3)
+    for step in range(steps):
+        xi = [_np(t) for t, _ in pairs]
+        theta = [_np(s) for _, s in pairs]
+        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
+        tau = _tau(step, total_steps, 0.5)
+        for (t, _), xi0, theta0 in zip(pairs, xi, theta):
+            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
+        assert any(not np.allclose(_np(s), theta0) for (_, s), theta0 in zip(pairs, theta))  # theta learned
+
+
 def test_target_gets_no_gradient_and_moves_by_the_ema():
     model = _byol(augmentation=None, tau_base=0.5)
     pairs = model.target_network._pairs  # (target parameter, online parameter)
@@ -100,16 +115,7 @@ def test_target_gets_no_gradient_and_moves_by_the_ema():
     # A large step with weight decay: anything the optimizer saw would move off the formula.
     # K = 2 updates: tau_0 = 0.5, tau_1 = 0.75.
     model.compile(optimizer=keras.optimizers.SGD(1.0, weight_decay=0.1), steps_per_epoch=2, epochs=1)
-    views = _views(8, seed=3)
-    for step in range(2):
-        xi = [_np(t) for t, _ in pairs]
-        theta = [_np(s) for _, s in pairs]
-        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
-        tau = _tau(step, 2, 0.5)
-        for (t, s), xi0, theta0 in zip(pairs, xi, theta):
-            # xi <- tau_k xi + (1 - tau_k) theta, with theta before this step's gradient update.
-            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
-        assert any(not np.allclose(_np(s), theta0) for (_, s), theta0 in zip(pairs, theta))  # theta learned
+    _check_ema_steps(model, steps=2, total_steps=2)
     assert int(_np(model.target_network.step)) == 2
 
 
@@ -119,15 +125,7 @@ def test_compile_with_a_user_optimizer_still_sets_the_runs_tau_schedule():
     model.compile(optimizer=keras.optimizers.SGD(0.1), steps_per_epoch=2, epochs=2)  # K = 4
     assert isinstance(model.optimizer, keras.optimizers.SGD)
     assert int(_np(model.target_network.total_steps)) == 4
-    pairs = model.target_network._pairs
-    views = _views(8, seed=3)
-    for step in range(3):  # tau_0 = 0.5, tau_1 = 0.573, tau_2 = 0.75
-        xi = [_np(t) for t, _ in pairs]
-        theta = [_np(s) for _, s in pairs]
-        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
-        tau = _tau(step, 4, 0.5)
-        for (t, _), xi0, theta0 in zip(pairs, xi, theta):
-            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
+    _check_ema_steps(model, steps=3, total_steps=4)  # tau_0 = 0.5, tau_1 = 0.573, tau_2 = 0.75
     assert float(_np(model.target_network.current_momentum())) == pytest.approx(_tau(3, 4, 0.5))
     model.compile(optimizer=keras.optimizers.SGD(0.1))  # no run given: the paper's, 1000 ImageNet epochs
     assert int(_np(model.target_network.total_steps)) == 1000 * (1_281_167 // 256)
