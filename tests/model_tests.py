@@ -165,6 +165,22 @@ def run_ssl_trainer_test(cls, init_kwargs, x, tmp_path, y=None, compile_kwargs=N
     return model, history, loaded
 
 
+def fit_probe_only(model, views, labels):
+    """One epoch (batch 8) of a compiled two-view trainer whose contrastive gradient vanishes (tau = 1e30): its
+    online probe learns, and the stop-gradient on h keeps the representation (backbone, head) where it was, to
+    1e-20 (the contrastive step itself is ~1e-30). Returns the history.
+    """
+    representation = model.backbone.trainable_weights + model.head.trainable_weights
+    start = [to_numpy(w) for w in representation]
+    probe_start = [to_numpy(w) for w in model.probe.weights]
+    history = model.fit(views, labels, batch_size=8, epochs=1, shuffle=False, verbose=0).history
+    assert 0.0 <= history["probe_accuracy"][0] <= 1.0
+    assert all(not np.allclose(to_numpy(w), s) for w, s in zip(model.probe.weights, probe_start))  # it learned
+    for w, s in zip(representation, start):  # (zero biases get 1e-37)
+        np.testing.assert_allclose(to_numpy(w), s, rtol=0, atol=1e-20, err_msg=w.path)
+    return history
+
+
 def assert_moved(variables, before, what="state"):
     """Every variable in `variables` differs from its value in `before` (a list of arrays)."""
     assert len(variables) == len(before) and variables, f"no {what} to compare"
@@ -172,7 +188,7 @@ def assert_moved(variables, before, what="state"):
         assert not np.allclose(to_numpy(v), b), f"{what} {v.path} did not move"
 
 
-def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None):
+def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None, save_and_load=None):
     """2 epochs straight = 1 epoch, save, load (safe mode), 1 more: every weight and optimizer variable.
 
     `fresh()` returns a compiled model; `fit(model, epochs, initial_epoch=0)` trains it (the
@@ -181,7 +197,8 @@ def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None):
     straight)` asserts what the test knows of the model after epoch 1 and of the loaded one (its
     optimizer's class, steps, the trainer's own state). Returns (model, resumed, start, straight) with the arrays of
     `model.weights + model.optimizer.variables` at the start and the straight run's
-    (weights, optimizer variables) at the end.
+    (weights, optimizer variables) at the end. `save_and_load(model)` returns the loaded model (default
+    `model.save` then `keras.saving.load_model` in safe mode; e.g. `check_saved_model` to compare outputs too).
     """
     model = fresh()
     model.optimizer.build(model.trainable_variables)
@@ -192,8 +209,11 @@ def check_resume_from_saved(fresh, fit, tmp_path, check_saved=None):
     for v, value in zip(model.weights + model.optimizer.variables, start):
         v.assign(value)
     fit(model, 1)
-    model.save(tmp_path / "epoch1.keras")
-    resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
+    if save_and_load is None:
+        model.save(tmp_path / "epoch1.keras")
+        resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
+    else:
+        resumed = save_and_load(model)
     if check_saved is not None:
         check_saved(model, resumed, straight)
     fit(resumed, 2, initial_epoch=1)

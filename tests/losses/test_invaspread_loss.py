@@ -9,7 +9,10 @@ import keras
 from keras import ops
 
 from keras_paperzoo.losses import invaspread_loss
-from tests.losses.test_nt_xent import _gradient
+from tests.losses.loss_checks import (BAD_TEMPERATURES, check_bad_shapes_refused, check_bad_temperature_refused,
+                                      finite_difference_gradient)
+from tests.losses.loss_checks import gradient as _gradient
+from tests.losses.loss_checks import views as _views
 
 
 def _reference(inputs_a, inputs_b, tau, weights_a=None, weights_b=None):
@@ -35,15 +38,6 @@ def _reference(inputs_a, inputs_b, tau, weights_a=None, weights_b=None):
             if b != positive:  # -log(1 - P(b | x_a)) over the 2N - 2 negatives, 1 - P as the other classes' share
                 total -= math.log(sum(s for c, s in scores.items() if c != b) / normaliser)
     return total / two_n
-
-
-def _views(n, d=8, kind="random", seed=0):
-    rng = np.random.default_rng(seed)
-    f = rng.normal(size=(n, d)).astype("float32")
-    noise = {"random": None, "similar": 0.3, "nearly_identical": 0.01}[kind]
-    if noise is None:
-        return f, rng.normal(size=(n, d)).astype("float32")
-    return f, (f + noise * rng.normal(size=(n, d))).astype("float32")
 
 
 def _loss(f, f_hat, tau=0.1):
@@ -128,16 +122,8 @@ def test_gradient_reaches_the_features_as_inputs_only():
     # of the reference with the weights held at their values. Differentiating through both sides differs.
     f, f_hat = _views(3, d=4, kind="similar", seed=7)
     got = _gradient(lambda a: invaspread_loss(a, f_hat, temperature=0.5), f)
-    inputs_only = np.zeros_like(f, dtype="float64")
-    both_sides = np.zeros_like(f, dtype="float64")
-    step = 1e-5
-    for index in np.ndindex(f.shape):
-        up, down = f.astype("float64"), f.astype("float64")
-        up[index] += step
-        down[index] -= step
-        inputs_only[index] = (_reference(up, f_hat, 0.5, weights_a=f) - _reference(down, f_hat, 0.5, weights_a=f)) / (
-            2 * step)
-        both_sides[index] = (_reference(up, f_hat, 0.5) - _reference(down, f_hat, 0.5)) / (2 * step)
+    inputs_only = finite_difference_gradient(lambda a: _reference(a, f_hat, 0.5, weights_a=f), f)
+    both_sides = finite_difference_gradient(lambda a: _reference(a, f_hat, 0.5), f)
     np.testing.assert_allclose(got, inputs_only, rtol=1e-3, atol=1e-4)
     assert np.abs(both_sides - inputs_only).max() > 1e-2  # the test tells the two apart
     # A confident wrong class at tau 0.01: still a finite gradient.
@@ -145,21 +131,13 @@ def test_gradient_reaches_the_features_as_inputs_only():
     assert np.all(np.isfinite(_gradient(lambda a: invaspread_loss(a, f_hat, temperature=0.01), f)))
 
 
-@pytest.mark.parametrize("temperature", [0, -0.1, "0.1", None, True])
+@pytest.mark.parametrize("temperature", BAD_TEMPERATURES)
 def test_a_temperature_that_is_not_a_positive_number_is_refused(temperature):
-    f, f_hat = _views(3)
-    with pytest.raises(ValueError, match=f"temperature must be a number > 0; got {temperature!r}"):
-        invaspread_loss(f, f_hat, temperature=temperature)
+    check_bad_temperature_refused(invaspread_loss, temperature)
 
 
 def test_bad_shapes_are_refused_by_value():
-    f, f_hat = _views(3)
-    with pytest.raises(ValueError, match=r"N >= 2 .*got N = 1"):
-        invaspread_loss(f[:1], f_hat[:1])
-    with pytest.raises(ValueError, match=r"invaspread_loss needs f and f_hat of one shape; got \(3, 8\) and \(3, 4\)"):
-        invaspread_loss(f, f_hat[:, :4])
-    with pytest.raises(ValueError, match=r"got f of rank 3, shape \(3, 8, 1\)"):
-        invaspread_loss(f[..., None], f_hat[..., None])
+    check_bad_shapes_refused(invaspread_loss, "invaspread_loss", ("f", "f_hat"))  # a batch of one, two shapes, rank 3
 
 
 def test_the_benchmarks_pytorch_reference_computes_the_same_loss_and_gradient():

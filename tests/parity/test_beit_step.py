@@ -25,6 +25,7 @@ from keras import ops
 torch = pytest.importorskip("torch")
 
 from keras_paperzoo.models.beit import BEiT, BEiTBackbone  # noqa: E402
+from tests.parity.parity_checks import call_reading_input  # noqa: E402
 
 LEARNING_RATE = 0.5
 VOCABULARY = 11
@@ -70,20 +71,8 @@ def reference_beit_step(hidden, tokens, bool_masked_pos, kernel, bias, learning_
 
 def _hidden_states(beit, images):
     """Run our BEiT once: (mask, the MIM head's input) as NumPy."""
-    head = beit.head
-    seen = {}
-    original = head.call
-
-    def capture(inputs, *args, **kwargs):
-        seen["hidden"] = ops.convert_to_numpy(inputs)
-        return original(inputs, *args, **kwargs)
-
-    head.call = capture
-    try:
-        outputs = beit(images, training=True)
-    finally:
-        del head.call
-    return ops.convert_to_numpy(outputs["mask"]), seen["hidden"]
+    outputs, hidden = call_reading_input(beit.head, lambda: beit(images, training=True))
+    return ops.convert_to_numpy(outputs["mask"]), hidden
 
 
 # The backbone's pooled norm serves fine-tuning only: pre-training gives it no gradient (Keras says so).

@@ -28,6 +28,8 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import CMC  # noqa: E402
+from tests.parity.parity_checks import (dense_relu_backbone, kernels_and_biases, next_noise,  # noqa: E402
+                                        set_scaled_normal_start)
 
 N, M, TEMPERATURE, MOMENTUM, LR = 16, 5, 0.07, 0.5, 0.1
 LAB_MEAN = np.array([(0 + 100) / 2, (-86.183 + 98.233) / 2, (-107.857 + 94.478) / 2])
@@ -80,28 +82,8 @@ def reference_step(params, memory_l, memory_ab, zs, images, y, noise, lr):
     return loss.item(), new, memory_l.numpy(), memory_ab.numpy(), (z_l, z_ab)
 
 
-def _network(channels):
-    images = keras.Input((2, 2, channels))
-    return keras.Model(images, keras.layers.Dense(6, activation="relu")(keras.layers.Flatten()(images)))
-
-
 def _variables(model):
-    l_kernel, l_bias = model.backbone.trainable_variables
-    ab_kernel, ab_bias = model.ab_backbone.trainable_variables
-    l_fc_kernel, l_fc_bias = model.l_head.trainable_variables
-    ab_fc_kernel, ab_fc_bias = model.ab_head.trainable_variables
-    named = dict(l_kernel=l_kernel, l_bias=l_bias, ab_kernel=ab_kernel, ab_bias=ab_bias, l_fc_kernel=l_fc_kernel,
-                 l_fc_bias=l_fc_bias, ab_fc_kernel=ab_fc_kernel, ab_fc_bias=ab_fc_bias)
-    return {name: keras.ops.convert_to_numpy(v).copy() for name, v in named.items()}
-
-
-def _next_noise(model, batch):
-    """The (B, m) rows the next step draws (one draw for both directions, from the L bank's generator)."""
-    generator = model.l_bank.seed_generator
-    state = keras.ops.convert_to_numpy(generator.state).copy()
-    noise = keras.ops.convert_to_numpy(model.l_bank.sample(batch, M))
-    generator.state.assign(state)
-    return noise
+    return kernels_and_biases(l=model.backbone, ab=model.ab_backbone, l_fc=model.l_head, ab_fc=model.ab_head)
 
 
 def _numpy(variable):
@@ -109,17 +91,16 @@ def _numpy(variable):
 
 
 def test_two_cmc_steps_equal_the_authors_nce_steps():
-    model = CMC(_network(1), num_data=N, ab_backbone=_network(2), num_negatives=M, temperature=TEMPERATURE,
-                feature_dim=4, bank_momentum=MOMENTUM, loss="nce", augmentation=None, seed=5)
+    model = CMC(dense_relu_backbone(1), num_data=N, ab_backbone=dense_relu_backbone(2), num_negatives=M,
+                temperature=TEMPERATURE, feature_dim=4, bank_momentum=MOMENTUM, loss="nce", augmentation=None, seed=5)
     model.compile(optimizer=keras.optimizers.SGD(LR))
     rng = np.random.default_rng(0)
-    for variable in model.trainable_variables:  # the same start on every backend and run
-        variable.assign((rng.normal(size=variable.shape) / np.sqrt(variable.shape[0])).astype("float32"))
+    set_scaled_normal_start(model, rng)  # the same start on every backend and run
     params = _variables(model)
     memory_l, memory_ab, zs = _numpy(model.l_bank.bank), _numpy(model.ab_bank.bank), (None, None)
     for y in (np.array([3, 7, 0, 12]), np.array([7, 1, 3, 9])):  # rows 7 and 3 again: written by step 1
         images = rng.random((4, 2, 2, 3)).astype("float32")  # RGB in [0, 1]
-        noise = _next_noise(model, 4)
+        noise = next_noise(model.l_bank, 4, M)  # one draw for both directions, from the L bank's generator
         loss, expected, memory_l, memory_ab, zs = reference_step(params, memory_l, memory_ab, zs, images, y,
                                                                   noise, LR)
         logs = model.train_on_batch(x={"images": images, "index": y.astype("int32")}, return_dict=True)

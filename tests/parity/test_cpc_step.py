@@ -25,6 +25,7 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import CPC  # noqa: E402
+from tests.parity.parity_checks import set_scaled_normal_start  # noqa: E402
 
 B, T, C, D, UNITS, K, LR = 3, 6, 3, 4, 5, 2, 0.5
 
@@ -71,8 +72,7 @@ def test_one_cpc_step_equals_the_papers_infonce_step():
     model = CPC(backbone, context="gru", context_units=UNITS, prediction_steps=K, augmentation=None, seed=1)
     model.compile(optimizer=keras.optimizers.SGD(LR))
     rng = np.random.default_rng(0)
-    for variable in model.trainable_variables:  # the same start everywhere; W_k not at their zero start
-        variable.assign((rng.normal(size=variable.shape) / np.sqrt(variable.shape[0])).astype("float32"))
+    set_scaled_normal_start(model, rng)  # the same start everywhere; W_k not at their zero start
     x = rng.normal(size=(B, T, C)).astype("float32")
     before = _variables(model)
     loss_sum, expected = reference_step(before, x, LR)

@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import DeepCluster  # noqa: E402
+from tests.parity.parity_checks import dense_relu_backbone, set_scaled_normal_start  # noqa: E402
 
 N, K, LR = 12, 4, 0.5
 
@@ -42,13 +43,10 @@ def _variables(model):
 
 
 def test_one_deepcluster_step_equals_the_authors_step():
-    images_in = keras.Input((2, 2, 3))
-    backbone = keras.Model(images_in, keras.layers.Dense(6, activation="relu")(keras.layers.Flatten()(images_in)))
-    model = DeepCluster(backbone, num_data=N, num_clusters=K, augmentation=None, seed=4)
+    model = DeepCluster(dense_relu_backbone(), num_data=N, num_clusters=K, augmentation=None, seed=4)
     model.compile(optimizer=keras.optimizers.SGD(LR))
     rng = np.random.default_rng(0)
-    for variable in model.trainable_variables:  # the same start everywhere (a trained top layer, not N(0, 0.01))
-        variable.assign((rng.normal(size=variable.shape) / np.sqrt(variable.shape[0])).astype("float32"))
+    set_scaled_normal_start(model, rng)  # the same start everywhere (a trained top layer, not N(0, 0.01))
     pseudo_labels = rng.integers(0, K, size=N)
     model.set_pseudo_labels(pseudo_labels)
     index = np.array([5, 0, 11, 3, 7], dtype="int32")

@@ -29,6 +29,8 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import InstDisc  # noqa: E402
+from tests.parity.parity_checks import (dense_relu_backbone, kernels_and_biases, next_noise,  # noqa: E402
+                                        set_scaled_normal_start)
 
 N, M, TEMPERATURE, MOMENTUM, PROXIMAL, LR = 16, 5, 0.07, 0.5, 0.5, 0.1
 
@@ -62,37 +64,21 @@ def reference_step(params, bank, z, images, index, noise, lr):
 
 
 def _variables(model):
-    backbone_kernel, backbone_bias = model.backbone.trainable_variables
-    head_kernel, head_bias = model.head.trainable_variables
-    named = dict(backbone_kernel=backbone_kernel, backbone_bias=backbone_bias, head_kernel=head_kernel,
-                 head_bias=head_bias)
-    return {name: keras.ops.convert_to_numpy(v).copy() for name, v in named.items()}
-
-
-def _next_noise(model, batch):
-    """The (B, m) noise rows the next training step draws: the generator's state saved and restored."""
-    generator = model.memory_bank.seed_generator
-    state = keras.ops.convert_to_numpy(generator.state).copy()
-    noise = keras.ops.convert_to_numpy(model.memory_bank.sample(batch, M))
-    generator.state.assign(state)
-    return noise
+    return kernels_and_biases(backbone=model.backbone, head=model.head)
 
 
 def test_two_instdisc_steps_equal_the_authors_nce_steps():
-    images_in = keras.Input((2, 2, 3))
-    backbone = keras.Model(images_in, keras.layers.Dense(6, activation="relu")(keras.layers.Flatten()(images_in)))
-    model = InstDisc(backbone, num_data=N, num_negatives=M, temperature=TEMPERATURE, feature_dim=4,
+    model = InstDisc(dense_relu_backbone(), num_data=N, num_negatives=M, temperature=TEMPERATURE, feature_dim=4,
                      bank_momentum=MOMENTUM, proximal=PROXIMAL, loss="nce", augmentation=None, seed=5)
     model.compile(optimizer=keras.optimizers.SGD(LR))
     rng = np.random.default_rng(0)
-    for variable in model.trainable_variables:  # the same start on every backend and run
-        variable.assign((rng.normal(size=variable.shape) / np.sqrt(variable.shape[0])).astype("float32"))
+    set_scaled_normal_start(model, rng)  # the same start on every backend and run
     params = _variables(model)
     bank = keras.ops.convert_to_numpy(model.bank).copy()
     z = None
     for index in (np.array([3, 7, 0, 12]), np.array([7, 1, 3, 9])):  # rows 7 and 3 again: written by step 1
         images = rng.normal(size=(4, 2, 2, 3)).astype("float32")
-        noise = _next_noise(model, 4)
+        noise = next_noise(model.memory_bank, 4, M)
         loss, expected, bank, z = reference_step(params, bank, z, images, index, noise, LR)
         logs = model.train_on_batch(x={"images": images, "index": index.astype("int32")}, return_dict=True)
         params = _variables(model)

@@ -27,6 +27,7 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import InvaSpread  # noqa: E402
+from tests.parity.parity_checks import dense_relu_backbone, kernels_and_biases, set_scaled_normal_start  # noqa: E402
 
 TEMPERATURE, LR = 0.1, 0.5
 
@@ -57,21 +58,14 @@ def reference_step(params, view_1, view_2, lr):
 
 
 def _variables(model):
-    backbone_kernel, backbone_bias = model.backbone.trainable_variables
-    head_kernel, head_bias = model.head.trainable_variables
-    named = dict(backbone_kernel=backbone_kernel, backbone_bias=backbone_bias, head_kernel=head_kernel,
-                 head_bias=head_bias)
-    return {name: keras.ops.convert_to_numpy(v).copy() for name, v in named.items()}
+    return kernels_and_biases(backbone=model.backbone, head=model.head)
 
 
 def test_one_invaspread_step_equals_the_authors_step():
-    images = keras.Input((2, 2, 3))
-    backbone = keras.Model(images, keras.layers.Dense(6, activation="relu")(keras.layers.Flatten()(images)))
-    model = InvaSpread(backbone, temperature=TEMPERATURE, embedding_dim=4, augmentation=None, seed=2)
+    model = InvaSpread(dense_relu_backbone(), temperature=TEMPERATURE, embedding_dim=4, augmentation=None, seed=2)
     model.compile(optimizer=keras.optimizers.SGD(LR))
     rng = np.random.default_rng(0)
-    for variable in model.trainable_variables:  # the same start on every backend and run
-        variable.assign((rng.normal(size=variable.shape) / np.sqrt(variable.shape[0])).astype("float32"))
+    set_scaled_normal_start(model, rng)  # the same start on every backend and run
     view_1 = rng.normal(size=(5, 2, 2, 3)).astype("float32")
     view_2 = (view_1 + 0.3 * rng.normal(size=view_1.shape)).astype("float32")  # the same images, altered
     before = _variables(model)

@@ -26,6 +26,7 @@ torch = pytest.importorskip("torch")
 
 from keras_paperzoo.models.mae import MAE  # noqa: E402
 from keras_paperzoo.models.vit import ViTBackbone  # noqa: E402
+from tests.parity.parity_checks import call_reading_input  # noqa: E402
 
 LEARNING_RATE = 0.5
 
@@ -60,22 +61,9 @@ def reference_mae_step(images_nchw, mask, hidden, kernel, bias, patch, learning_
 
 def _hidden_states(mae, images):
     """Run our MAE once, returning (pred, mask, the prediction layer's input) as NumPy."""
-    predictor = mae.decoder.predictor
-    seen = {}
-    original = predictor.call
-
-    def capture(inputs, *args, **kwargs):
-        seen["hidden"] = keras.ops.convert_to_numpy(inputs)
-        return original(inputs, *args, **kwargs)
-
-    predictor.call = capture
-    try:
-        outputs = mae(images, training=True)
-    finally:
-        del predictor.call
+    outputs, hidden = call_reading_input(mae.decoder.predictor, lambda: mae(images, training=True))
     p = mae.encoder.num_prefix_tokens
-    return (keras.ops.convert_to_numpy(outputs["pred"]), keras.ops.convert_to_numpy(outputs["mask"]),
-            seen["hidden"][:, p:, :])
+    return keras.ops.convert_to_numpy(outputs["pred"]), keras.ops.convert_to_numpy(outputs["mask"]), hidden[:, p:, :]
 
 
 def test_mae_step_matches_the_authors_normalised_pixel_loss_on_masked_patches():

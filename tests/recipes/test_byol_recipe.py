@@ -1,14 +1,13 @@
 """`paperzoo train byol` on the embedded digits, smoke-sized: files, metrics, the online encoder."""
 
-import json
-
-import numpy as np
 import pytest
 
 import keras
 
 from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import byol as byol_recipe
+from tests.recipes.recipe_checks import (check_finite, check_saved_encoder, check_seeds_from_seed_and_epoch,
+                                         read_metrics)
 from tests.recipes.test_moco_recipe import _SeedStates, _args
 
 
@@ -19,12 +18,10 @@ def test_recipe_trains_evaluates_and_saves_the_online_encoder(tmp_path):
     # The two views drawn from (seed, epoch) so that --resume repeats them (EpochSeeds): each of BYOL's two
     # view pipelines has crop, flip, jitter, grayscale and solarisation generators (no blur below 96 pixels).
     assert len(seeds.states) >= 2
-    for index, state in enumerate(seeds.states):
-        np.testing.assert_array_equal(state, np.random.default_rng([0, 0, index]).integers(0, 2**31, size=2))
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    for name in ("loss", "output_std", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
-                 "linear_probe_accuracy_at_init"):
-        assert np.isfinite(saved[name]), name
+    check_seeds_from_seed_and_epoch(seeds.states)
+    saved = read_metrics(tmp_path)
+    check_finite(saved, ("loss", "output_std", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
+                         "linear_probe_accuracy_at_init"))
     assert 0.0 < saved["output_std"] <= 1.0
     assert (saved["tau_base"], saved["momentum_schedule"], saved["prediction_dims"]) == (0.99, "cosine", [32, 16])
     assert saved["steps_per_epoch"] == 2 and metrics["backend"] == keras.backend.backend()
@@ -32,10 +29,7 @@ def test_recipe_trains_evaluates_and_saves_the_online_encoder(tmp_path):
 
     model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     assert type(model).__name__ == "BYOL" and model.tau_base == 0.99
-    encoder = keras.saving.load_model(tmp_path / "encoder.keras", safe_mode=True)
-    images = np.random.default_rng(0).normal(size=(4, 8, 8, 3)).astype("float32")
-    np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
-                               atol=1e-5)  # the online encoder
+    check_saved_encoder(tmp_path, model)  # the online encoder
 
 
 def test_preset_errors_name_the_known_presets(tmp_path, capsys):

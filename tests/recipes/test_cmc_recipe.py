@@ -5,8 +5,6 @@ banks and Zs included, is tests/recipes/test_kill_and_resume.py's.) The CLI run 
 as on every backend, so it runs on the PyTorch leg unless $PAPERZOO_TEST_ALL_RECIPES is set.
 """
 
-import json
-
 import numpy as np
 import pytest
 
@@ -14,19 +12,17 @@ import keras
 
 from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import cmc as cmc_recipe
+from tests.recipes.recipe_checks import (check_batch_larger_than_data_refused, check_finite, check_saved_encoder,
+                                         read_metrics, smoke_arguments)
 from tests.recipes.test_moco_recipe import _args
-
-SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "cmc_tiny", "--epochs", "1",
-         "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
 
 
 @pytest.mark.one_leg("torch")
 def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
-    assert main(["train", "cmc", *SMOKE, "--output-dir", str(tmp_path)]) == 0
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    for name in ("loss", "l_loss", "ab_loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init",
-                 "linear_probe_accuracy", "linear_probe_accuracy_at_init"):
-        assert np.isfinite(saved[name]), name
+    assert main(["train", "cmc", *smoke_arguments("cmc_tiny"), "--output-dir", str(tmp_path)]) == 0
+    saved = read_metrics(tmp_path)
+    check_finite(saved, ("loss", "l_loss", "ab_loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init",
+                         "linear_probe_accuracy", "linear_probe_accuracy_at_init"))
     assert saved["loss"] == pytest.approx(saved["l_loss"] + saved["ab_loss"], rel=1e-4)
     # One bank row per training image; cmc_tiny's 32 negatives (fewer than half the 1500 digits).
     assert (saved["num_data"], saved["num_negatives"], saved["loss_type"]) == (1500, 32, "nce")
@@ -37,11 +33,8 @@ def test_cli_trains_evaluates_and_saves_the_encoder_of_both_views(tmp_path):
     model = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     assert type(model).__name__ == "CMC" and model.l_bank.bank.shape == (1500, 32)
     assert float(keras.ops.convert_to_numpy(model.l_normalizer.z)) > 0  # Z estimated and saved
-    encoder = keras.saving.load_model(tmp_path / "encoder.keras", safe_mode=True)
+    encoder, _ = check_saved_encoder(tmp_path, model)  # on normalised RGB
     assert encoder.output_shape == (None, 16)  # [8 L features | 8 ab features]
-    images = np.random.default_rng(0).normal(size=(4, 8, 8, 3)).astype("float32")  # normalised RGB
-    np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
-                               atol=1e-5)
 
 
 def test_grey_images_get_a_note_and_colour_images_none():
@@ -57,6 +50,4 @@ def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, 
     assert cmc_recipe.negatives_for(4096, 64) == 32 and cmc_recipe.negatives_for(4096, 1) == 1
     with pytest.raises(ValueError, match="'moco_tiny' is not one of the CMC presets; known: cmc_cifar_resnet18"):
         cmc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
-    assert main(["train", "cmc", "--preset", "cmc_tiny", "--batch-size", "5000",
-                 "--output-dir", str(tmp_path / "b")]) == 2
-    assert "--batch-size 5000 is larger than the 1500 training images" in capsys.readouterr().err
+    check_batch_larger_than_data_refused("cmc", "cmc_tiny", tmp_path / "b", capsys)

@@ -1,15 +1,13 @@
 """`paperzoo train densecl` on the embedded digits, smoke-sized (its kill-and-resume test is in
 test_kill_and_resume.py, LEG "densecl")."""
 
-import json
-
-import numpy as np
 import pytest
 
 import keras
 
 from keras_paperzoo.recipes import densecl as densecl_recipe
 from keras_paperzoo.recipes.common import RecipeError
+from tests.recipes.recipe_checks import check_encoder_exported, check_finite, read_metrics
 from tests.recipes.test_moco_recipe import _args
 
 
@@ -17,20 +15,13 @@ from tests.recipes.test_moco_recipe import _args
 @pytest.mark.one_leg("torch")
 def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
     densecl_recipe.run(_args(tmp_path, preset="densecl_tiny"))
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    for name in ("loss", "global_loss", "dense_loss", "dense_accuracy", "knn_acc", "linear_probe_accuracy"):
-        assert np.isfinite(saved[name]), name
+    saved = read_metrics(tmp_path)
+    check_finite(saved, ("loss", "global_loss", "dense_loss", "dense_accuracy", "knn_acc", "linear_probe_accuracy"))
     assert saved["loss"] == pytest.approx(0.5 * saved["global_loss"] + 0.5 * saved["dense_loss"], rel=1e-4)
     assert saved["queue_size"] == 256 and saved["dense_weight"] == 0.5 and saved["shuffle_bn_splits"] == 2
     loaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     assert int(keras.ops.convert_to_numpy(loaded.dense_queue.pointer)) == 3 * 16
-
-    from keras_paperzoo.cli import main
-
-    capsys.readouterr()
-    assert main(["export", str(tmp_path / "model.keras"), "--format", "saved_model"]) == 0
-    out = capsys.readouterr().out
-    assert "model.keras:encoder" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
+    check_encoder_exported(tmp_path / "model.keras", "saved_model", capsys)
 
 
 def test_preset_errors(tmp_path):

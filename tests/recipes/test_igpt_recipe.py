@@ -1,6 +1,5 @@
 """`paperzoo train igpt`: the recipe runs on digits out of the box and writes its outputs."""
 
-import argparse
 import json
 
 import numpy as np
@@ -11,34 +10,23 @@ import keras
 
 from keras_paperzoo.recipes import igpt as recipe
 from keras_paperzoo.recipes.common import RecipeError
+from tests.recipes.recipe_checks import digits_run_args, keep_fewer_images, read_metrics
 
 
 def _args(tmp_path, **overrides):
-    values = dict(recipe="igpt", dataset="digits", epochs=2, steps_per_epoch=3, batch_size=16, image_size=None,
-                  preset=None, objective=None, output_dir=str(tmp_path), backend=None, seed=0, resume=False,
-                  verbose=0)
-    values.update(overrides)
-    return argparse.Namespace(**values)
+    return digits_run_args(tmp_path, dict(recipe="igpt", epochs=2, steps_per_epoch=3, batch_size=16, objective=None),
+                           overrides)
 
 
 @pytest.fixture
 def fewer_digits(monkeypatch):
-    import keras_paperzoo.data as data
-
-    load = data.load_dataset
-
-    def fewer(name, split="train", **kwargs):  # the probes pass over every image: keep it short
-        x, y = load(name, split=split, **kwargs)
-        n = 200 if split == "train" else 60
-        return x[:n], y[:n]
-
-    monkeypatch.setattr(data, "load_dataset", fewer)
+    keep_fewer_images(monkeypatch, train=200, test=60)  # the probes pass over every image
 
 
 @pytest.mark.one_leg("torch")  # the recipe's code is backend-free; IGPT's own tests run on every leg
 def test_igpt_recipe_trains_probes_every_layer_and_writes_completions(tmp_path, fewer_digits):
     metrics = recipe.run(_args(tmp_path))
-    saved = json.loads((tmp_path / "metrics.json").read_text())
+    saved = read_metrics(tmp_path)
     assert saved["objective"] == "autoregressive" and saved["preset"] == "igpt_mnist_tiny"
     assert saved["palette_size"] == 16 and saved["sequence_length"] == 64  # 8 x 8 digits, 16 grey levels
     assert saved["epochs"] == 2 and saved["steps_per_epoch"] == 3

@@ -6,8 +6,6 @@ backend, so it runs on the TensorFlow leg (about 30 s there, 80 s on JAX under l
 $PAPERZOO_TEST_ALL_RECIPES is set.
 """
 
-import json
-
 import numpy as np
 import pytest
 
@@ -15,19 +13,16 @@ import keras
 
 from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import invaspread as invaspread_recipe
+from tests.recipes.recipe_checks import (SSL_METRICS, check_batch_larger_than_data_refused, check_finite,
+                                         check_saved_encoder, read_metrics, smoke_arguments)
 from tests.recipes.test_moco_recipe import _args
-
-SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "invaspread_tiny", "--epochs", "1",
-         "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
 
 
 @pytest.mark.one_leg("tensorflow")
 def test_cli_trains_evaluates_and_saves_the_model_and_its_encoder(tmp_path):
-    assert main(["train", "invaspread", *SMOKE, "--output-dir", str(tmp_path)]) == 0
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
-                 "linear_probe_accuracy_at_init"):
-        assert np.isfinite(saved[name]), name
+    assert main(["train", "invaspread", *smoke_arguments("invaspread_tiny"), "--output-dir", str(tmp_path)]) == 0
+    saved = read_metrics(tmp_path)
+    check_finite(saved, SSL_METRICS)
     assert 0.0 <= saved["knn_acc"] <= 1.0 and 0.0 <= saved["linear_probe_accuracy"] <= 1.0
     assert (saved["temperature"], saved["embedding_dim"], saved["original_view"]) == (0.1, 32, False)
     assert (saved["steps_per_epoch"], saved["batch_size"], saved["image_shape"]) == (2, 16, [8, 8, 3])
@@ -38,10 +33,7 @@ def test_cli_trains_evaluates_and_saves_the_model_and_its_encoder(tmp_path):
     assert type(model).__name__ == "InvaSpread" and model.temperature == 0.1
     # The recipe's per-channel statistics normalise each view, after the authors' transform.
     assert model.augmentation.mean == pytest.approx(saved["input_mean"]) and model.augmentation.crop_scale == (0.5, 1.0)
-    encoder = keras.saving.load_model(tmp_path / "encoder.keras", safe_mode=True)
-    images = np.random.default_rng(0).normal(size=(4, 8, 8, 3)).astype("float32")
-    np.testing.assert_allclose(encoder.predict(images, verbose=0), model.encoder.predict(images, verbose=0),
-                               atol=1e-5)  # h of the trained backbone
+    _, images = check_saved_encoder(tmp_path, model)  # h of the trained backbone
     f = model.embedding_network.predict(images, verbose=0)  # the paper's evaluated embedding
     assert f.shape == (4, 32)
     np.testing.assert_allclose(np.linalg.norm(f, axis=1), 1.0, rtol=1e-5)
@@ -50,6 +42,4 @@ def test_cli_trains_evaluates_and_saves_the_model_and_its_encoder(tmp_path):
 def test_preset_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match="'simclr_tiny' is not one of the InvaSpread presets; known: invaspread_cifar"):
         invaspread_recipe.run(_args(tmp_path / "a", preset="simclr_tiny"))
-    assert main(["train", "invaspread", "--preset", "invaspread_tiny", "--batch-size", "5000",
-                 "--output-dir", str(tmp_path / "b")]) == 2
-    assert "--batch-size 5000 is larger than the 1500 training images" in capsys.readouterr().err
+    check_batch_larger_than_data_refused("invaspread", "invaspread_tiny", tmp_path / "b", capsys)

@@ -1,8 +1,5 @@
 """`paperzoo train mae`: the recipe runs on digits out of the box and writes its outputs."""
 
-import argparse
-import json
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -11,30 +8,19 @@ import keras
 
 from keras_paperzoo.recipes import mae as recipe
 from keras_paperzoo.recipes.common import RecipeError
+from tests.recipes.recipe_checks import check_encoder_exported, digits_run_args, keep_fewer_images, read_metrics
 
 
 def _args(tmp_path, **overrides):
-    values = dict(recipe="mae", dataset="digits", epochs=1, steps_per_epoch=2, batch_size=32, image_size=None,
-                  preset=None, output_dir=str(tmp_path), backend=None, seed=0, resume=False, verbose=0)
-    values.update(overrides)
-    return argparse.Namespace(**values)
+    return digits_run_args(tmp_path, dict(recipe="mae", epochs=1, steps_per_epoch=2, batch_size=32), overrides)
 
 
 @pytest.mark.needs_tensorflow
 @pytest.mark.one_leg("torch")
 def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictures(tmp_path, monkeypatch, capsys):
-    import keras_paperzoo.data as data
-
-    load = data.load_dataset
-
-    def fewer_digits(name, split="train", **kwargs):  # the evaluation passes over every image: keep it short
-        x, y = load(name, split=split, **kwargs)
-        n = 256 if split == "train" else 64
-        return x[:n], y[:n]
-
-    monkeypatch.setattr(data, "load_dataset", fewer_digits)
+    fewer_digits = keep_fewer_images(monkeypatch, train=256, test=64)  # the evaluation passes over every image
     metrics = recipe.run(_args(tmp_path))
-    saved = json.loads((tmp_path / "metrics.json").read_text())
+    saved = read_metrics(tmp_path)
     assert saved["preset"] == "mae_tiny" and saved["image_shape"] == [32, 32, 1]
     assert saved["patch_size"] == [4, 4] and saved["mask_ratio"] == 0.75  # an 8 x 8 grid
     assert saved["steps_per_epoch"] == 2 and saved["epochs"] == 1 and saved["train_images"] == 256
@@ -53,12 +39,7 @@ def test_mae_recipe_trains_on_digits_and_writes_metrics_model_encoder_and_pictur
     assert (tmp_path / "model.keras").is_file() and not (tmp_path / "checkpoint").exists()
 
     # `paperzoo export` of the trainer exports what is deployed: the encoder, unmasked.
-    from keras_paperzoo.cli import main
-
-    capsys.readouterr()
-    assert main(["export", str(tmp_path / "model.keras"), "--format", "litert"]) == 0
-    out = capsys.readouterr().out
-    assert "model.keras:encoder" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
+    check_encoder_exported(tmp_path / "model.keras", "litert", capsys)
 
 
 def test_unknown_preset_is_one_clear_error(tmp_path):

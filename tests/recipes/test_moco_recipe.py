@@ -1,7 +1,6 @@
 """`paperzoo train moco` on the embedded digits, smoke-sized."""
 
 import argparse
-import json
 
 import numpy as np
 import pytest
@@ -10,6 +9,8 @@ import keras
 
 from keras_paperzoo.recipes import moco as moco_recipe
 from keras_paperzoo.recipes.common import RecipeError
+from tests.recipes.recipe_checks import (SSL_METRICS, check_encoder_exported, check_finite,
+                                         check_seeds_from_seed_and_epoch, read_metrics)
 
 
 def _args(tmp_path, **overrides):
@@ -37,25 +38,16 @@ def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys)
     # Views and key permutations drawn from (seed, epoch), so that --resume repeats them (EpochSeeds):
     # the key permutation's generator and the five of the v2 augmentation.
     assert len(seeds.states) == 6
-    for index, state in enumerate(seeds.states):
-        np.testing.assert_array_equal(state, np.random.default_rng([0, 0, index]).integers(0, 2**31, size=2))
-    saved = json.loads((tmp_path / "metrics.json").read_text())
-    for name in ("loss", "contrastive_accuracy", "knn_acc", "knn_acc_at_init", "linear_probe_accuracy",
-                 "linear_probe_accuracy_at_init"):
-        assert np.isfinite(saved[name]), name
+    check_seeds_from_seed_and_epoch(seeds.states)
+    saved = read_metrics(tmp_path)
+    check_finite(saved, SSL_METRICS)
     assert 0.0 <= saved["knn_acc"] <= 1.0 and 0.0 <= saved["linear_probe_accuracy"] <= 1.0
     assert saved["queue_size"] == 256 and saved["shuffle_bn_splits"] == 2 and saved["version"] == 2
     assert metrics["backend"] == keras.backend.backend()
     loaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     assert int(keras.ops.convert_to_numpy(loaded.queue_pointer)) == 3 * 16
     assert not (tmp_path / "checkpoint").exists()
-
-    from keras_paperzoo.cli import main
-
-    capsys.readouterr()
-    assert main(["export", str(tmp_path / "model.keras"), "--format", "saved_model"]) == 0
-    out = capsys.readouterr().out
-    assert "model.keras:encoder" in out and float(out.rsplit("=", 1)[1]) <= 1e-4
+    check_encoder_exported(tmp_path / "model.keras", "saved_model", capsys)
 
 
 def test_queue_size_and_preset_errors(tmp_path):

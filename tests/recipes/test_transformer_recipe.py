@@ -21,13 +21,19 @@ def args(tmp_path, **overrides):
     return argparse.Namespace(**values)
 
 
+def small_corpus(test_pairs):
+    """A stand-in for `transformer.load_corpus`: the toy corpus, 64 training, 16 validation, `test_pairs` test pairs."""
+
+    def load_corpus(dataset, seed):
+        return ("toy", toy_translation_corpus(64, seed), toy_translation_corpus(16, seed + 1),
+                toy_translation_corpus(test_pairs, seed + 2))
+
+    return load_corpus
+
+
 @pytest.mark.one_leg("tensorflow")
 def test_toy_run_writes_model_metrics_and_translations(tmp_path, monkeypatch):
-    def small_corpus(dataset, seed):
-        return ("toy", toy_translation_corpus(64, seed), toy_translation_corpus(16, seed + 1),
-                toy_translation_corpus(4, seed + 2))
-
-    monkeypatch.setattr(transformer, "load_corpus", small_corpus)
+    monkeypatch.setattr(transformer, "load_corpus", small_corpus(4))
     metrics = transformer.run(args(tmp_path))
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["preset"] == "transformer_tiny" and saved["dataset"] == "toy"
@@ -61,12 +67,8 @@ def test_repetitive_count_flags_runs_of_characters_and_words():
 @pytest.mark.one_leg("tensorflow")
 def test_snapshots_are_averaged_and_the_vocabulary_is_cached(tmp_path, monkeypatch):
     """Three epochs with snapshots, the mean of the last two loaded; alpha picked on validation."""
-    def small_corpus(dataset, seed):
-        return ("toy", toy_translation_corpus(64, seed), toy_translation_corpus(16, seed + 1),
-                toy_translation_corpus(3, seed + 2))
-
-    monkeypatch.setattr(transformer, "load_corpus", small_corpus)
-    corpus = small_corpus(None, 0)
+    monkeypatch.setattr(transformer, "load_corpus", small_corpus(3))
+    corpus = transformer.load_corpus(None, 0)
     metrics = transformer.train_and_evaluate(
         corpus, tmp_path / "run", epochs=3, steps_per_epoch=1, batch_size=8, verbose=0, beam_size=2,
         warmup_steps=2, peak_rate=1e-3, buckets=(24, 64), average_last=2, tune_length_penalty=(0.6, 1.0),

@@ -12,6 +12,7 @@ from keras_paperzoo.models.byol import BYOL, BYOL_PRESETS
 from keras_paperzoo.training.lars import LARS
 from keras_paperzoo.training.momentum import MomentumEncoder
 from tests.model_checks import check_config_roundtrip, check_saved_model
+from tests.model_tests import check_resume_from_saved
 from tests.models.simclr.test_simclr import _backbone, _np, _views
 
 
@@ -90,6 +91,21 @@ def test_loss_is_the_symmetric_formula():
     assert output_std == pytest.approx(float(np.mean(np.std(unit, axis=0))), abs=1e-4)
 
 
+def _check_ema_steps(model, steps, total_steps):
+    """`steps` one-step fits of a tau_base 0.5 model with K = `total_steps`: after step k every target parameter is
+    xi <- tau_k xi + (1 - tau_k) theta, with theta before this step's gradient update, and theta learned."""
+    pairs = model.target_network._pairs  # (target parameter, online parameter)
+    views = _views(8, seed=3)
+    for step in range(steps):
+        xi = [_np(t) for t, _ in pairs]
+        theta = [_np(s) for _, s in pairs]
+        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
+        tau = _tau(step, total_steps, 0.5)
+        for (t, _), xi0, theta0 in zip(pairs, xi, theta):
+            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
+        assert any(not np.allclose(_np(s), theta0) for (_, s), theta0 in zip(pairs, theta))  # theta learned
+
+
 def test_target_gets_no_gradient_and_moves_by_the_ema():
     model = _byol(augmentation=None, tau_base=0.5)
     pairs = model.target_network._pairs  # (target parameter, online parameter)
@@ -99,16 +115,7 @@ def test_target_gets_no_gradient_and_moves_by_the_ema():
     # A large step with weight decay: anything the optimizer saw would move off the formula.
     # K = 2 updates: tau_0 = 0.5, tau_1 = 0.75.
     model.compile(optimizer=keras.optimizers.SGD(1.0, weight_decay=0.1), steps_per_epoch=2, epochs=1)
-    views = _views(8, seed=3)
-    for step in range(2):
-        xi = [_np(t) for t, _ in pairs]
-        theta = [_np(s) for _, s in pairs]
-        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
-        tau = _tau(step, 2, 0.5)
-        for (t, s), xi0, theta0 in zip(pairs, xi, theta):
-            # xi <- tau_k xi + (1 - tau_k) theta, with theta before this step's gradient update.
-            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
-        assert any(not np.allclose(_np(s), theta0) for (_, s), theta0 in zip(pairs, theta))  # theta learned
+    _check_ema_steps(model, steps=2, total_steps=2)
     assert int(_np(model.target_network.step)) == 2
 
 
@@ -118,15 +125,7 @@ def test_compile_with_a_user_optimizer_still_sets_the_runs_tau_schedule():
     model.compile(optimizer=keras.optimizers.SGD(0.1), steps_per_epoch=2, epochs=2)  # K = 4
     assert isinstance(model.optimizer, keras.optimizers.SGD)
     assert int(_np(model.target_network.total_steps)) == 4
-    pairs = model.target_network._pairs
-    views = _views(8, seed=3)
-    for step in range(3):  # tau_0 = 0.5, tau_1 = 0.573, tau_2 = 0.75
-        xi = [_np(t) for t, _ in pairs]
-        theta = [_np(s) for _, s in pairs]
-        model.fit(tuple(views), batch_size=8, epochs=1, verbose=0)  # one step
-        tau = _tau(step, 4, 0.5)
-        for (t, _), xi0, theta0 in zip(pairs, xi, theta):
-            np.testing.assert_allclose(_np(t), tau * xi0 + (1 - tau) * theta0, rtol=1e-5, atol=1e-6)
+    _check_ema_steps(model, steps=3, total_steps=4)  # tau_0 = 0.5, tau_1 = 0.573, tau_2 = 0.75
     assert float(_np(model.target_network.current_momentum())) == pytest.approx(_tau(3, 4, 0.5))
     model.compile(optimizer=keras.optimizers.SGD(0.1))  # no run given: the paper's, 1000 ImageNet epochs
     assert int(_np(model.target_network.total_steps)) == 1000 * (1_281_167 // 256)
@@ -188,34 +187,24 @@ def test_exact_resume_from_a_saved_model(tmp_path):
         return model
 
     def fit(model, epochs, initial_epoch=0):
-        return model.fit(images, labels, batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
-                         verbose=0, callbacks=[EpochSeeds(7)]).history
+        history = model.fit(images, labels, batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
+                            verbose=0, callbacks=[EpochSeeds(7)]).history
+        assert set(history) == {"loss", "output_std", "probe_accuracy"}
+        assert all(np.isfinite(v[0]) for v in history.values())
 
-    model = fresh()
-    model.optimizer.build(model.trainable_variables)
-    start = [_np(v) for v in model.weights + model.optimizer.variables]
-    fit(model, 2)  # uninterrupted
-    straight = [_np(v) for v in model.weights], [_np(v) for v in model.optimizer.variables]
-    # The same model from the same start (its compiled step reused): 1 epoch, save, load, 1 more.
-    for v, value in zip(model.weights + model.optimizer.variables, start):
-        v.assign(value)
-    history = fit(model, 1)
-    assert set(history) == {"loss", "output_std", "probe_accuracy"}
-    assert all(np.isfinite(v[0]) for v in history.values())
-    # The .keras file: same outputs, weights (the target, tau's step) and optimizer state, safe mode.
-    resumed = check_saved_model(model, images[:4], tmp_path)
-    assert not np.allclose(_np(resumed.target_network.target.weights[0]), _np(resumed.online_network.weights[0]))
-    clone = check_config_roundtrip(model)
-    assert clone.num_classes == 3 and clone.prediction_dims == [8, 4]
-    assert isinstance(resumed.optimizer, LARS) and int(_np(resumed.optimizer.iterations)) == 2
-    assert int(_np(resumed.target_network.step)) == 2 and int(_np(resumed.target_network.total_steps)) == 4
-    fit(resumed, 2, initial_epoch=1)
-    assert len(resumed.weights) == len(straight[0])
-    for a, b in zip(resumed.weights, straight[0]):  # online, target, tau's step, BN statistics, seeds
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
-    assert len(resumed.optimizer.variables) == len(straight[1])
-    for a, b in zip(resumed.optimizer.variables, straight[1]):
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
+    def save_and_load(model):
+        # The .keras file: same outputs, weights (the target, tau's step) and optimizer state, safe mode.
+        return check_saved_model(model, images[:4], tmp_path)
+
+    def check_saved(model, resumed, straight):
+        assert not np.allclose(_np(resumed.target_network.target.weights[0]), _np(resumed.online_network.weights[0]))
+        clone = check_config_roundtrip(model)
+        assert clone.num_classes == 3 and clone.prediction_dims == [8, 4]
+        assert isinstance(resumed.optimizer, LARS) and int(_np(resumed.optimizer.iterations)) == 2
+        assert int(_np(resumed.target_network.step)) == 2 and int(_np(resumed.target_network.total_steps)) == 4
+
+    # Then every weight (online, target, tau's step, BN statistics, seeds) and optimizer variable as straight.
+    check_resume_from_saved(fresh, fit, tmp_path, check_saved=check_saved, save_and_load=save_and_load)
 
 
 def test_bad_input_names_the_value_and_rule():

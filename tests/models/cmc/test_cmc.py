@@ -16,6 +16,7 @@ from keras_paperzoo.models import CMC
 from keras_paperzoo.models.cmc import CMC_PRESETS, CMCAugmentation
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_tests import check_resume_from_saved
 
 
 def _np(x):
@@ -174,24 +175,11 @@ def test_exact_resume_from_a_saved_model(tmp_path):
         model.fit(with_index(images), batch_size=8, epochs=epochs, initial_epoch=initial_epoch, shuffle=False,
                   verbose=0, callbacks=[EpochSeeds(7)])
 
-    model = fresh()
-    model.optimizer.build(model.trainable_variables)
-    start = [_np(v) for v in model.weights + model.optimizer.variables]
-    fit(model, 2)  # uninterrupted
-    straight = [_np(v) for v in model.weights], [_np(v) for v in model.optimizer.variables]
-    # The same model from the same start (its compiled step reused): 1 epoch, save, load, 1 more.
-    for v, value in zip(model.weights + model.optimizer.variables, start):
-        v.assign(value)
-    fit(model, 1)
-    model.save(tmp_path / "epoch1.keras")
-    resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
-    assert isinstance(resumed.optimizer, ScheduledMomentumSGD)
-    fit(resumed, 2, initial_epoch=1)
-    assert len(resumed.weights) == len(straight[0])
-    for a, b in zip(resumed.weights, straight[0]):  # encoders, heads, both banks, both Zs, seeds
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
-    for a, b in zip(resumed.optimizer.variables, straight[1]):
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
+    def check_saved(model, resumed, straight):
+        assert isinstance(resumed.optimizer, ScheduledMomentumSGD)
+
+    # Then every weight (encoders, heads, both banks, both Zs, seeds) and optimizer variable as straight.
+    check_resume_from_saved(fresh, fit, tmp_path, check_saved=check_saved)
 
 
 def test_presets_and_the_papers_optimizer():

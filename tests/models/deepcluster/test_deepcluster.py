@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import keras
-from keras import ops
 
 from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 from keras_paperzoo.clustering import normalized_mutual_info
@@ -12,24 +11,14 @@ from keras_paperzoo.models import DeepCluster
 from keras_paperzoo.models.deepcluster import ClusterBalancedBatches, Reclustering, uniform_cluster_sample
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_tests import random_images as _images
+from tests.model_tests import seeded  # noqa: F401 (autouse: the same initial weights in every test)
+from tests.model_tests import tiny_backbone
+from tests.model_tests import to_numpy as _np
 
 
-def _np(x):
-    return np.asarray(ops.convert_to_numpy(x)).copy()
-
-
-@pytest.fixture(autouse=True)
-def _seeded():
-    keras.utils.set_random_seed(0)
-
-
-def _backbone(size=8, width=8):
-    return keras.Sequential([keras.Input((size, size, 3)), keras.layers.Conv2D(width, 3, strides=2, name="conv"),
-                             keras.layers.ReLU()], name="tiny")  # (B, 3, 3, width): h is width-d
-
-
-def _images(n, size=8, seed=0):
-    return np.random.default_rng(seed).random((n, size, size, 3)).astype("float32")
+def _backbone():
+    return tiny_backbone(filters=8, batch_norm=False)  # (B, 3, 3, 8): h is 8-d
 
 
 def _model(num_data=16, **kwargs):

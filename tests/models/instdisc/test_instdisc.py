@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import keras
-from keras import ops
 
 from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
@@ -14,31 +13,22 @@ from keras_paperzoo.data.indexed import with_index
 from keras_paperzoo.models.instdisc import INSTDISC_PRESETS, InstDisc
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD
 from tests.model_checks import check_config_roundtrip, check_fit, check_saved_model
+from tests.model_tests import check_resume_from_saved
+from tests.model_tests import random_images as _images
+from tests.model_tests import seeded  # noqa: F401 (autouse: the same initial weights in every test)
+from tests.model_tests import tiny_backbone
+from tests.model_tests import to_numpy as _np
 
 
-def _np(x):
-    return np.asarray(ops.convert_to_numpy(x)).copy()
-
-
-@pytest.fixture(autouse=True)
-def _seeded():
-    keras.utils.set_random_seed(0)
-
-
-def _backbone(size=8, width=8):
+def _backbone():
     """No batch norm: an image's f is the same whichever batch it is in."""
-    return keras.Sequential([keras.Input((size, size, 3)), keras.layers.Conv2D(width, 3, strides=2, name="conv"),
-                             keras.layers.ReLU()], name="tiny")  # (B, 3, 3, width): h is width-d
+    return tiny_backbone(filters=8, batch_norm=False)  # (B, 3, 3, 8): h is 8-d
 
 
 def _instdisc(num_data=32, **kwargs):
     args = dict(num_negatives=16, feature_dim=8, augmentation=None, seed=0)
     args.update(kwargs)
     return InstDisc(_backbone(), num_data, **args)
-
-
-def _images(n, size=8, seed=0):
-    return np.random.default_rng(seed).random((n, size, size, 3)).astype("float32")
 
 
 def _unit(x):
@@ -175,24 +165,17 @@ def test_exact_resume_of_bank_z_seeds_and_data_order(tmp_path):
         model.fit(batches, epochs=epochs, initial_epoch=initial_epoch, shuffle=False, verbose=0,
                   callbacks=[batches.epoch_callback(), EpochSeeds(7)])
 
-    model = _instdisc(num_data=16, num_negatives=8, proximal=1.0,
-                      augmentation=keras.layers.GaussianNoise(0.1, seed=2))
-    model.compile(batch_size=4, steps_per_epoch=4, epochs=2)
-    model.optimizer.build(model.trainable_variables)
-    start = [_np(v) for v in model.weights + model.optimizer.variables]
-    fit(model, 2)
-    straight = [_np(v) for v in model.weights], [_np(v) for v in model.optimizer.variables]
-    for v, value in zip(model.weights + model.optimizer.variables, start):
-        v.assign(value)
-    fit(model, 1)
-    model.save(tmp_path / "epoch1.keras")
-    resumed = keras.saving.load_model(tmp_path / "epoch1.keras", safe_mode=True)
-    assert isinstance(resumed.optimizer, ScheduledMomentumSGD) and int(_np(resumed.optimizer.iterations)) == 4
-    fit(resumed, 2, initial_epoch=1)
-    for a, b in zip(resumed.weights, straight[0]):  # backbone, head, bank, Z, generators
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
-    for a, b in zip(resumed.optimizer.variables, straight[1]):
-        np.testing.assert_array_equal(_np(a), b, err_msg=a.path)
+    def fresh():
+        model = _instdisc(num_data=16, num_negatives=8, proximal=1.0,
+                          augmentation=keras.layers.GaussianNoise(0.1, seed=2))
+        model.compile(batch_size=4, steps_per_epoch=4, epochs=2)
+        return model
+
+    def check_saved(model, resumed, straight):
+        assert isinstance(resumed.optimizer, ScheduledMomentumSGD) and int(_np(resumed.optimizer.iterations)) == 4
+
+    # Then every weight (backbone, head, bank, Z, generators) and optimizer variable as straight.
+    model, _, start, straight = check_resume_from_saved(fresh, fit, tmp_path, check_saved=check_saved)
     bank = [w.path for w in model.weights].index(model.bank.path)
     assert not np.allclose(straight[0][bank], start[bank])  # (the bank moved)
 
