@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-import keras
 from keras import ops
 
 from keras_paperzoo.losses import invaspread_loss

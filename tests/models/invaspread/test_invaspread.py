@@ -1,7 +1,5 @@
 """The InvaSpread trainer (Ye et al. 2019) with tiny backbones."""
 
-import math
-
 import numpy as np
 import pytest
 
