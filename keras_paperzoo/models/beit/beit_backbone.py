@@ -127,9 +127,18 @@ class BEiTBackbone(Presets, keras.Model):
 
     def __init__(
         self,
-        patch_size, num_layers, hidden_dim, num_heads, mlp_dim, image_shape=(224, 224, 3),  # ViT's sizes
-        dropout_rate=0.0, attention_dropout=0.0, drop_path_rate=0.1,
-        layer_scale_init=0.1, use_relative_position_bias=True, use_absolute_position_embedding=False,
+        patch_size,
+        num_layers,
+        hidden_dim,
+        num_heads,
+        mlp_dim,
+        image_shape=(224, 224, 3),
+        dropout_rate=0.0,
+        attention_dropout=0.0,
+        drop_path_rate=0.1,
+        layer_scale_init=0.1,
+        use_relative_position_bias=True,
+        use_absolute_position_embedding=False,
         layer_norm_epsilon=1e-6,
         **kwargs,
     ):
@@ -201,10 +210,17 @@ class BEiTBackbone(Presets, keras.Model):
         self.built = True
 
         # === Config ===
-        self.patch_size, self.image_shape = patch_size, image_shape
-        self.num_layers, self.hidden_dim, self.num_heads, self.mlp_dim = num_layers, hidden_dim, num_heads, mlp_dim
-        self.dropout_rate, self.attention_dropout, self.drop_path_rate = dropout_rate, attention_dropout, drop_path_rate
-        self.layer_scale_init, self.layer_norm_epsilon = layer_scale_init, layer_norm_epsilon
+        self.patch_size = patch_size
+        self.num_layers = num_layers
+        self.hidden_dim = hidden_dim
+        self.num_heads = num_heads
+        self.mlp_dim = mlp_dim
+        self.image_shape = image_shape
+        self.dropout_rate = dropout_rate
+        self.attention_dropout = attention_dropout
+        self.drop_path_rate = drop_path_rate
+        self.layer_scale_init = layer_scale_init
+        self.layer_norm_epsilon = layer_norm_epsilon
         self.use_relative_position_bias = bool(use_relative_position_bias)
         self.use_absolute_position_embedding = bool(use_absolute_position_embedding)
         # Derived.
