@@ -1,6 +1,8 @@
 """What the recipes' smoke tests share: their arguments, a shorter dataset, and the checks of what a run wrote.
 
     digits_run_args(tmp_path, values, overrides)      # the Namespace `paperzoo train` gives run()
+    ssl_run_args(tmp_path, **overrides)                # the same for a self-supervised recipe (moco_tiny)
+    SeedStates()                                       # a callback: the SeedGenerator states at each epoch
     keep_fewer_images(monkeypatch, train, test)        # load_dataset keeps the first images
     smoke_arguments(preset)                            # a self-supervised recipe's one-epoch CLI run
     read_metrics(folder); check_finite(saved, names)
@@ -29,6 +31,26 @@ def digits_run_args(tmp_path, values, overrides):
         "dataset": "digits", "image_size": None, "preset": None, "output_dir": str(tmp_path), "backend": None,
         "seed": 0, "resume": False, "verbose": 0, **values, **overrides,
     })
+
+
+def ssl_run_args(tmp_path, **overrides):
+    """The Namespace a self-supervised recipe's run() gets: digits at 8 x 8, `moco_tiny`, one epoch of three
+    steps of 16, two probe epochs; `overrides` replace any of them."""
+    values = dict(
+        dataset="digits", epochs=1, steps_per_epoch=3, batch_size=16, image_size=8, preset="moco_tiny",
+        output_dir=str(tmp_path), backend=None, seed=0, resume=False, verbose=0, probe_epochs=2,
+    )
+    values.update(overrides)
+    return argparse.Namespace(**values)
+
+
+class SeedStates(keras.callbacks.Callback):
+    """The model's SeedGenerator states when an epoch starts (after the recipe's callbacks)."""
+
+    def on_epoch_begin(self, epoch, logs=None):
+        from keras_paperzoo.callbacks.epoch_seeds import seed_generator_states
+
+        self.states = [np.asarray(keras.ops.convert_to_numpy(v)) for v in seed_generator_states(self.model)]
 
 
 def keep_fewer_images(monkeypatch, train, test):

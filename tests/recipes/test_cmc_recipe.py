@@ -14,7 +14,7 @@ from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import cmc as cmc_recipe
 from tests.recipes.recipe_checks import (check_batch_larger_than_data_refused, check_finite, check_saved_encoder,
                                          read_metrics, smoke_arguments)
-from tests.recipes.test_moco_recipe import _args
+from tests.recipes.recipe_checks import ssl_run_args
 
 
 @pytest.mark.one_leg("torch")
@@ -49,5 +49,5 @@ def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, 
     assert cmc_recipe.negatives_for(4096, 1500) == 750 and cmc_recipe.negatives_for(32, 1500) == 32
     assert cmc_recipe.negatives_for(4096, 64) == 32 and cmc_recipe.negatives_for(4096, 1) == 1
     with pytest.raises(ValueError, match="'moco_tiny' is not one of the CMC presets; known: cmc_cifar_resnet18"):
-        cmc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
+        cmc_recipe.run(ssl_run_args(tmp_path / "a", preset="moco_tiny"))
     check_batch_larger_than_data_refused("cmc", "cmc_tiny", tmp_path / "b", capsys)

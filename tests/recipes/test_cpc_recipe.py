@@ -10,7 +10,7 @@ import keras
 
 from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import cpc as cpc_recipe
-from tests.recipes.test_moco_recipe import _args
+from tests.recipes.recipe_checks import ssl_run_args
 
 SMOKE = ["--dataset", "digits", "--preset", "cpc_tiny", "--epochs", "1", "--steps-per-epoch", "2",
          "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
@@ -39,7 +39,7 @@ def test_cli_trains_evaluates_and_saves_the_pooled_patch_encoder(tmp_path):
 
 def test_preset_size_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match="'cpc_audio' is not one of the CPC presets; known: cpc_tiny, cpc_v1_cifar"):
-        cpc_recipe.run(_args(tmp_path / "a", preset="cpc_audio"))  # a sequence preset takes no images
+        cpc_recipe.run(ssl_run_args(tmp_path / "a", preset="cpc_audio"))  # a sequence preset takes no images
     assert main(["train", "cpc", "--preset", "cpc_tiny", "--image-size", "15", "--output-dir",
                  str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err

@@ -15,7 +15,7 @@ import keras
 
 from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import instdisc as instdisc_recipe
-from tests.recipes.test_moco_recipe import _args
+from tests.recipes.recipe_checks import ssl_run_args
 
 SMOKE = ["--dataset", "digits", "--image-size", "8", "--preset", "instdisc_tiny", "--epochs", "1",
          "--steps-per-epoch", "2", "--batch-size", "16", "--probe-epochs", "2", "--verbose", "0"]
@@ -56,7 +56,7 @@ def test_negatives_are_cut_to_half_the_images_and_errors_are_one_line(tmp_path, 
     default = instdisc_recipe.pretraining().presets[instdisc_recipe.DEFAULT_PRESET]["arguments"]
     assert default["loss"] == "softmax"  # NCE's fixed Z collapses on small data (the recipe's docstring)
     with pytest.raises(ValueError, match="'moco_tiny' is not one of the InstDisc presets; known: instdisc_cifar"):
-        instdisc_recipe.run(_args(tmp_path / "a", preset="moco_tiny"))
+        instdisc_recipe.run(ssl_run_args(tmp_path / "a", preset="moco_tiny"))
     assert main(["train", "instdisc", "--preset", "instdisc_tiny", "--batch-size", "5000",
                  "--output-dir", str(tmp_path / "b")]) == 2
     assert "--batch-size 5000 is larger than the 1500 training images" in capsys.readouterr().err

@@ -15,7 +15,7 @@ from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import invaspread as invaspread_recipe
 from tests.recipes.recipe_checks import (SSL_METRICS, check_batch_larger_than_data_refused, check_finite,
                                          check_saved_encoder, read_metrics, smoke_arguments)
-from tests.recipes.test_moco_recipe import _args
+from tests.recipes.recipe_checks import ssl_run_args
 
 
 @pytest.mark.one_leg("tensorflow")
@@ -41,5 +41,5 @@ def test_cli_trains_evaluates_and_saves_the_model_and_its_encoder(tmp_path):
 
 def test_preset_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match="'simclr_tiny' is not one of the InvaSpread presets; known: invaspread_cifar"):
-        invaspread_recipe.run(_args(tmp_path / "a", preset="simclr_tiny"))
+        invaspread_recipe.run(ssl_run_args(tmp_path / "a", preset="simclr_tiny"))
     check_batch_larger_than_data_refused("invaspread", "invaspread_tiny", tmp_path / "b", capsys)

@@ -1,7 +1,5 @@
 """`paperzoo train moco` on the embedded digits, smoke-sized."""
 
-import argparse
-
 import numpy as np
 import pytest
 
@@ -9,32 +7,14 @@ import keras
 
 from keras_paperzoo.recipes import moco as moco_recipe
 from keras_paperzoo.recipes.common import RecipeError
-from tests.recipes.recipe_checks import (SSL_METRICS, check_encoder_exported, check_finite,
-                                         check_seeds_from_seed_and_epoch, read_metrics)
-
-
-def _args(tmp_path, **overrides):
-    values = dict(
-        dataset="digits", epochs=1, steps_per_epoch=3, batch_size=16, image_size=8, preset="moco_tiny",
-        output_dir=str(tmp_path), backend=None, seed=0, resume=False, verbose=0, probe_epochs=2,
-    )
-    values.update(overrides)
-    return argparse.Namespace(**values)
-
-
-class _SeedStates(keras.callbacks.Callback):
-    """The model's SeedGenerator states when an epoch starts (after the recipe's callbacks)."""
-
-    def on_epoch_begin(self, epoch, logs=None):
-        from keras_paperzoo.callbacks.epoch_seeds import seed_generator_states
-
-        self.states = [np.asarray(keras.ops.convert_to_numpy(v)) for v in seed_generator_states(self.model)]
+from tests.recipes.recipe_checks import (SSL_METRICS, SeedStates, check_encoder_exported, check_finite,
+                                         check_seeds_from_seed_and_epoch, read_metrics, ssl_run_args)
 
 
 @pytest.mark.one_leg("tensorflow")
 def test_recipe_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
-    seeds = _SeedStates()
-    metrics = moco_recipe.run(_args(tmp_path), extra_callbacks=[seeds])
+    seeds = SeedStates()
+    metrics = moco_recipe.run(ssl_run_args(tmp_path), extra_callbacks=[seeds])
     # Views and key permutations drawn from (seed, epoch), so that --resume repeats them (EpochSeeds):
     # the key permutation's generator and the five of the v2 augmentation.
     assert len(seeds.states) == 6
@@ -57,4 +37,4 @@ def test_queue_size_and_preset_errors(tmp_path):
     # Batch-norm groups: 8 (the paper's GPUs) when each keeps at least 8 images.
     assert [moco_recipe.shuffle_bn_splits_for(b) for b in (256, 128, 64, 48, 16, 12, 7)] == [8, 8, 8, 4, 2, 1, 1]
     with pytest.raises(RecipeError, match="not one of the MoCo presets"):
-        moco_recipe.run(_args(tmp_path, preset="resnet20_cifar"))
+        moco_recipe.run(ssl_run_args(tmp_path, preset="resnet20_cifar"))

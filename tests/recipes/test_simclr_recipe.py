@@ -8,7 +8,7 @@ from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import simclr as simclr_recipe
 from tests.recipes.recipe_checks import (SSL_METRICS, check_batch_larger_than_data_refused, check_encoder_exported,
                                          check_finite, check_saved_encoder, read_metrics, smoke_arguments)
-from tests.recipes.test_moco_recipe import _args
+from tests.recipes.recipe_checks import ssl_run_args
 
 
 @pytest.mark.needs_tensorflow
@@ -32,5 +32,5 @@ def test_cli_trains_evaluates_saves_and_exports_the_encoder(tmp_path, capsys):
 
 def test_preset_and_batch_errors_are_one_line_before_training(tmp_path, capsys):
     with pytest.raises(ValueError, match="'byol_tiny' is not one of the SimCLR presets; known: simclr_cifar_resnet18"):
-        simclr_recipe.run(_args(tmp_path / "a", preset="byol_tiny"))
+        simclr_recipe.run(ssl_run_args(tmp_path / "a", preset="byol_tiny"))
     check_batch_larger_than_data_refused("simclr", "simclr_tiny", tmp_path / "b", capsys)

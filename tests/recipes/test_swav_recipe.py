@@ -11,12 +11,12 @@ import keras
 from keras_paperzoo.cli import main
 from keras_paperzoo.recipes import swav as swav_recipe
 from keras_paperzoo.recipes.common import RecipeError
-from tests.recipes.test_moco_recipe import _args
+from tests.recipes.recipe_checks import ssl_run_args
 
 
 @pytest.mark.one_leg("torch")
 def test_recipe_trains_evaluates_and_saves_the_encoder(tmp_path):
-    metrics = swav_recipe.run(_args(tmp_path, preset="swav_tiny", steps_per_epoch=2, image_size=16))
+    metrics = swav_recipe.run(ssl_run_args(tmp_path, preset="swav_tiny", steps_per_epoch=2, image_size=16))
     saved = json.loads((tmp_path / "metrics.json").read_text())
     for name in ("loss", "loss_over_ln_k", "prediction_entropy", "knn_acc", "knn_acc_at_init",
                  "linear_probe_accuracy", "linear_probe_accuracy_at_init"):
@@ -39,9 +39,9 @@ def test_recipe_trains_evaluates_and_saves_the_encoder(tmp_path):
 
 def test_preset_and_batch_errors(tmp_path, capsys):
     with pytest.raises(ValueError, match="'byol_tiny' is not one of the SwAV presets; known: swav_cifar_resnet18"):
-        swav_recipe.run(_args(tmp_path / "a", preset="byol_tiny"))
+        swav_recipe.run(ssl_run_args(tmp_path / "a", preset="byol_tiny"))
     with pytest.raises(RecipeError, match="64 prototypes are more than a batch of 16 and its queue of 0 can assign: "
                                           "use --batch-size 64 or more"):
-        swav_recipe.run(_args(tmp_path / "b", preset="swav_resnet20_cifar"))
+        swav_recipe.run(ssl_run_args(tmp_path / "b", preset="swav_resnet20_cifar"))
     assert main(["train", "swav", "--preset", "resnet20_cifar", "--output-dir", str(tmp_path / "c")]) == 2
     assert "'resnet20_cifar' is not one of the SwAV presets" in capsys.readouterr().err
