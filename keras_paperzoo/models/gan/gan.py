@@ -9,6 +9,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.losses.gan import GENERATOR_LOSSES, discriminator_loss
+from keras_paperzoo.models.checks import check_choice, check_int
 from keras_paperzoo.models.gan.gan_networks import GAN_NETWORKS
 from keras_paperzoo.models.gan.gan_presets import GAN_PRESETS
 from keras_paperzoo.models.trainer import Trainer
@@ -117,22 +118,15 @@ class GAN(Trainer, MultiOptimizerTrainer):
                     "GAN could not read latent_dim from the generator (it has no input "
                     "shape yet); pass latent_dim=..."
                 )
-        if not isinstance(latent_dim, int) or latent_dim < 1:
-            raise ValueError(f"latent_dim must be a positive int; got {latent_dim!r}.")
-        if not isinstance(d_steps, int) or isinstance(d_steps, bool) or d_steps < 1:
-            raise ValueError(f"d_steps (the paper's k) must be an int >= 1; got {d_steps!r}.")
-        if generator_loss not in GENERATOR_LOSSES:
-            raise ValueError(
-                f"generator_loss must be one of {sorted(GENERATOR_LOSSES)}; got {generator_loss!r}."
-            )
-        if update not in UPDATES:
-            raise ValueError(f"update must be one of {UPDATES}; got {update!r}.")
+        latent_dim = check_int("GAN", "latent_dim", latent_dim)
+        d_steps = check_int("GAN", "d_steps", d_steps, label="d_steps (the paper's k)", named=False)
+        check_choice("GAN", "generator_loss", generator_loss, sorted(GENERATOR_LOSSES))
+        check_choice("GAN", "update", update, UPDATES)
+        check_choice("GAN", "noise", noise, NOISE_KINDS)
         if update == "simultaneous" and d_steps != 1:
             raise ValueError(
                 f"update='simultaneous' takes one minibatch for D and G (d_steps=1); got d_steps={d_steps}."
             )
-        if noise not in NOISE_KINDS:
-            raise ValueError(f"noise must be one of {NOISE_KINDS}; got {noise!r}.")
         self.generator = generator
         self.discriminator = discriminator
         self.latent_dim = latent_dim

@@ -96,13 +96,18 @@ def test_minimax_and_non_saturating_generators_get_opposite_signed_objectives():
 
 def test_bad_arguments_name_the_value_and_rule():
     g, d = build_generator(latent_dim=4, hidden_units=(8,)), build_discriminator(maxout_units=(4,))
-    with pytest.raises(ValueError, match="d_steps .* int >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"^GAN d_steps \(the paper's k\) must be an int >= 1; got 0\.$"):
         GAN(g, d, d_steps=0)
-    with pytest.raises(ValueError, match="generator_loss must be one of"):
+    with pytest.raises(ValueError, match=r"^GAN d_steps \(the paper's k\) must be an int >= 1; got True\.$"):
+        GAN(g, d, d_steps=True)
+    with pytest.raises(ValueError, match=r"^GAN latent_dim must be an int >= 1; got latent_dim=0\.$"):
+        GAN(g, d, latent_dim=0)
+    with pytest.raises(ValueError, match=r"^GAN generator_loss must be 'minimax' or 'non_saturating'; "
+                                         r"got generator_loss='wasserstein'\.$"):
         GAN(g, d, generator_loss="wasserstein")
-    with pytest.raises(ValueError, match="noise must be one of"):
+    with pytest.raises(ValueError, match=r"^GAN noise must be 'gaussian' or 'uniform'; got noise='laplace'\.$"):
         GAN(g, d, noise="laplace")
-    with pytest.raises(ValueError, match="update must be one of"):
+    with pytest.raises(ValueError, match=r"^GAN update must be 'alternating' or 'simultaneous'; got update='lookahead'\.$"):
         GAN(g, d, update="lookahead")
     with pytest.raises(ValueError, match="simultaneous.*d_steps=1.*got d_steps=2"):
         GAN(g, d, update="simultaneous", d_steps=2)
