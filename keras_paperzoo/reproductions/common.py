@@ -177,7 +177,7 @@ def train_and_test(backbone, data, epochs, batch_size, seed, verbose=2, steps_pe
     """
     import keras
 
-    from keras_paperzoo.data.augmentation import CifarAugmentation
+    from keras_paperzoo.data.views import CifarAugmentation
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models import ImageClassifier
 

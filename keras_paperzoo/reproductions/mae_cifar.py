@@ -135,7 +135,7 @@ def evaluate(encoder, data, probe_epochs, seed):
 
 def train_classifier(backbone, data, epochs, batch_size, seed, layer_decay=None, verbose=2):
     """ImageClassifier(backbone) for `epochs`; the fine-tuning optimizer (module docstring). Test accuracy (%)."""
-    from keras_paperzoo.data.augmentation import CifarAugmentation
+    from keras_paperzoo.data.views import CifarAugmentation
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models import ImageClassifier
     from keras_paperzoo.training.layerwise_decay import layerwise_decay_optimizer

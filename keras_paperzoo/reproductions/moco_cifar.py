@@ -109,7 +109,7 @@ def build_moco(dataset, data, batch_size, momentum, seed, preset=PRESET):
     """The recipe's MoCo v2 (see the module docstring) with momentum m, seeded."""
     import keras
 
-    from keras_paperzoo.data.augmentation import per_channel_statistics
+    from keras_paperzoo.data.views import per_channel_statistics
     from keras_paperzoo.models.moco import MOCO_PRESETS, MoCo
     from keras_paperzoo.recipes.moco import queue_size_for, shuffle_bn_splits_for
 
