@@ -318,9 +318,21 @@ def run_and_report(records, names, run, args, report, shown=None):
     """`run_each` (`--fresh` from `args`), then the results written by `report(output_dir, dataset)` and printed;
     returns the metrics."""
     metrics = run_each(records, names, run, args.fresh, shown)
+    _print_report(args, report)
+    return metrics
+
+
+def save_and_report(args, name, metrics, report):
+    """A reproduction of one run: `metrics` written to its metrics file (`metrics_path`), then the results written by
+    `report(output_dir, dataset)` and printed; returns `metrics`."""
+    write_json(metrics_path(args, name), metrics)
+    _print_report(args, report)
+    return metrics
+
+
+def _print_report(args, report):
     print()
     print(report(pathlib.Path(args.output_dir), args.dataset))
-    return metrics
 
 
 # --- pictures --------------------------------------------------------------------------------

@@ -196,8 +196,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.report_only:
         return common.report_only(args, report, "deepcluster")
-    output = pathlib.Path(args.output_dir)
-    path = common.metrics_path(args, "deepcluster")
     common.require_dataset(args.dataset, "--dataset digits")
     common.select_backend(args.backend)
     import keras
@@ -212,10 +210,7 @@ def main(argv=None):
               "device": common.device_description()}
     run = train_and_evaluate(data, args, args.backbone)
     metrics = {"budget": budget, "paper": PAPER, "run": run, "claims": run["claims"]}
-    common.write_json(path, metrics)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.save_and_report(args, "deepcluster", metrics, report)
 
 
 def paper_vs_ours(metrics):

@@ -222,8 +222,6 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.report_only:
         return common.report_only(args, report, "densecl")
-    output = pathlib.Path(args.output_dir)
-    path = common.metrics_path(args, "densecl")
     if args.dataset != "digits":
         common.require_dataset(args.dataset, "--dataset digits")
     if args.train_canvases < args.batch_size or args.queue_size % args.batch_size:
@@ -247,10 +245,7 @@ def main(argv=None):
     metrics = {"budget": budget, "paper": PAPER, "methods": methods, "claims": claims,
                "parameters_backbone": parameters, "grid": grid,
                "wall_seconds": round(time.perf_counter() - start, 1)}
-    common.write_json(path, metrics)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.save_and_report(args, "densecl", metrics, report)
 
 
 def paper_vs_ours(metrics):
