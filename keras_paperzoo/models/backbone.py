@@ -169,6 +169,29 @@ def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
     return image_shape
 
 
+def transformer_layer_stack(layer_class, num_layers, intermediate_dim, num_heads, dropout, activation,
+                            layer_norm_epsilon, initializer, normalize_first):
+    """`num_layers` keras-hub Transformer layers of `layer_class` (`TransformerEncoder`, `TransformerDecoder`).
+
+    Layer i is named `transformer_layer_{i}`; each gets a fresh `initializer()` for its kernels.
+    BERT's encoder stack (post-norm) and GPT's decoder stack (pre-norm from GPT-2 on) are built
+    here; `layer_class` is passed in, so this module does not import keras-hub (an optional package).
+    """
+    return [
+        layer_class(
+            intermediate_dim=intermediate_dim,
+            num_heads=num_heads,
+            dropout=dropout,
+            activation=activation,
+            layer_norm_epsilon=layer_norm_epsilon,
+            kernel_initializer=initializer(),
+            normalize_first=normalize_first,
+            name=f"transformer_layer_{i}",
+        )
+        for i in range(num_layers)
+    ]
+
+
 def deserialize_nested(config, *names):
     """A copy of `config` with the serialized Keras objects under `names` deserialized.
 
