@@ -127,7 +127,7 @@ def check_positive_ints(owner, name, values, length=None):
     return values
 
 
-def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
+def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why="", fixed_size=False):
     """`image_shape` as (height, width, channels) of Python ints (None: a side of any size).
 
     Every model's `image_shape` goes through here (`Trainer.from_preset`, the backbones,
@@ -139,6 +139,8 @@ def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
             and width must be known.
         min_size: the smallest height/width the net's strides and poolings leave room for.
         why: what sets `min_size`, for the message (e.g. "the five 2x2 max-poolings").
+        fixed_size: the model's patch grid or position table fixes height and width, so
+            neither may be None (ViT, BEiT, BEiT's tokenizer).
     """
     try:
         image_shape = tuple(image_shape)
@@ -154,6 +156,9 @@ def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
     height, width, channels = image_shape
     if channels is None:
         raise ValueError(f"{owner} needs a known number of channels; got image_shape={image_shape}.")
+    if fixed_size and (height is None or width is None):
+        raise ValueError(f"{owner} needs a known height and width (its patch grid is fixed); got "
+                         f"image_shape={image_shape}.")
     if include_fc and (height is None or width is None):
         raise ValueError(
             f"{owner} with include_fc=True needs a known height and width (fc6 takes the "
