@@ -57,4 +57,9 @@ def __getattr__(name):
 
         require_keras_hub(name)
         return getattr(importlib.import_module(f"{__name__}.{KERAS_HUB_MODELS[name]}"), name)
+    from keras_paperzoo.papers import trainer_class
+
+    trainer = trainer_class(name)  # a paper's trainer that is in its record but not written out above
+    if trainer is not None:
+        return trainer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
