@@ -13,19 +13,8 @@ import keras
 from keras import ops
 
 from keras_paperzoo.data.views import MultiViewAugmentation, RandomResizedCrop, ViewAugmentation
+from tests.data.views.view_checks import draw, random_images, to_numpy
 from tests.model_checks import check_config_roundtrip, check_saved_model
-
-
-def _images(n=8, size=16, seed=0):
-    return np.random.default_rng(seed).random((n, size, size, 3)).astype("float32")
-
-
-def _np(x):
-    return np.asarray(ops.convert_to_numpy(x))
-
-
-def _draw(augment, x, training=True):
-    return [_np(view) for view in augment(x, training=training)]
 
 
 def _multi_size(seed=0):
@@ -39,20 +28,20 @@ def _multi_size(seed=0):
 
 
 def test_views_have_their_pipelines_sizes_in_training_and_inference():
-    x = _images(8)
+    x = random_images(8)
     augment = _multi_size()
-    views = _draw(augment, x)
+    views = draw(augment, x)
     assert [v.shape for v in views] == [(8, 16, 16, 3)] * 2 + [(8, 8, 8, 3)] * 3
     assert augment.num_views == 5 and augment.view_pipeline == (0, 0, 1, 1, 1)
     assert augment.compute_output_shape((None, 16, 16, 3)) == [(None, 16, 16, 3)] * 2 + [(None, 8, 8, 3)] * 3
     symbolic = augment(keras.Input((16, 16, 3)))
     assert [tuple(v.shape) for v in symbolic] == [(None, 16, 16, 3)] * 2 + [(None, 8, 8, 3)] * 3
     # Inference: the same list, each view its pipeline's deterministic path (resize, no randomness).
-    inference = _draw(augment, x, training=False)
+    inference = draw(augment, x, training=False)
     assert [v.shape for v in inference] == [v.shape for v in views]
     for view in inference[:2]:
         np.testing.assert_array_equal(view, x)
-    resized = _np(ops.image.resize(x, (8, 8), interpolation="bilinear"))
+    resized = to_numpy(ops.image.resize(x, (8, 8), interpolation="bilinear"))
     for view in inference[2:]:
         np.testing.assert_allclose(view, resized, atol=1e-5)
     # Training: every view is its own draw.
@@ -68,7 +57,7 @@ def _in_model(augment, size=16):
 
 
 def test_config_roundtrip_and_saved_model(tmp_path):
-    x = _images(8)
+    x = random_images(8)
     multi = check_config_roundtrip(_multi_size(seed=1))
     assert multi.views == [2, 3] and multi.view_pipeline == (0, 0, 1, 1, 1)
     model = _in_model(_multi_size(seed=1))
@@ -79,7 +68,7 @@ def test_config_roundtrip_and_saved_model(tmp_path):
     check_saved_model(model, x, tmp_path, outputs_of=flat)  # saves to tmp_path / "model.keras"
     loaded = keras.saving.load_model(tmp_path / "model.keras", safe_mode=True)
     for a, b in zip(model(x, training=True), loaded(x, training=True)):  # and redraw the same training views
-        np.testing.assert_array_equal(_np(a), _np(b))
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
 
 
 def test_bad_arguments_name_the_value():

@@ -9,31 +9,11 @@ import numpy as np
 import pytest
 
 import keras
-from keras import ops
 
 from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds, seed_generator_states
 from keras_paperzoo.models.byol import byol_augmentation, byol_views
+from tests.data.views.view_checks import N_STAT, SIZE_STAT, binomial_tolerance, draw, random_images, to_numpy
 from tests.model_checks import check_config_roundtrip
-
-
-# Few distinct shapes: JAX compiles each eager op once per shape (seconds each for the crop and the jitter).
-N_STAT, SIZE_STAT = 400, 24  # the statistical tests: 400 images of 24 x 24 (blur kernel 2 taps, radius 1)
-
-
-def _binomial_tolerance(p, n=N_STAT):
-    return 4 * np.sqrt(p * (1 - p) / n)  # 4 standard deviations
-
-
-def _images(n=8, size=16, seed=0):
-    return np.random.default_rng(seed).random((n, size, size, 3)).astype("float32")
-
-
-def _np(x):
-    return np.asarray(ops.convert_to_numpy(x))
-
-
-def _draw(augment, x, training=True):
-    return [_np(view) for view in augment(x, training=training)]
 
 
 def test_the_recipe_matches_the_paper():
@@ -52,10 +32,10 @@ def test_byol_solarises_the_second_view_only():
     # A flat gray image at 0.9 stays flat and gray through crop, jitter (brightness in [0.54, 1]), grayscale
     # and blur; it ends below 0.5 only if solarised (x >= 0.5 -> 1 - x).
     x = np.full((N_STAT, SIZE_STAT, SIZE_STAT, 3), 0.9, "float32")
-    view_1, view_2 = _draw(byol_views(SIZE_STAT, seed=4), x)
+    view_1, view_2 = draw(byol_views(SIZE_STAT, seed=4), x)
     assert view_1.min() >= 0.5 - 1e-4
     fraction = (view_2.reshape(N_STAT, -1).max(axis=1) < 0.5).mean()
-    assert abs(fraction - 0.2) < _binomial_tolerance(0.2)
+    assert abs(fraction - 0.2) < binomial_tolerance(0.2)
 
 
 def _roughness(views):
@@ -66,14 +46,14 @@ def _roughness(views):
 def test_byol_blur_probability_shows_in_the_roughness_of_white_noise():
     # Jitter, grayscale, flips and solarisation act per pixel (white noise stays white); only the blur
     # correlates neighbours. sigma ~ U[0.1, 2] with 3 taps at 24 px: sigma > ~0.4 (84 %) is measurable.
-    x = _images(N_STAT, SIZE_STAT, seed=5)
+    x = random_images(N_STAT, SIZE_STAT, seed=5)
     blurred = [
-        (_roughness(_np(byol_augmentation(view, SIZE_STAT, crop_scale=(1.0, 1.0), seed=view)(x))) < 1.8).mean()
+        (_roughness(to_numpy(byol_augmentation(view, SIZE_STAT, crop_scale=(1.0, 1.0), seed=view)(x))) < 1.8).mean()
         for view in (1, 2)
     ]
     assert (_roughness(x) > 1.85).all()
-    assert abs(blurred[0] - 0.84) < _binomial_tolerance(0.84) + 0.05  # p = 1.0
-    assert abs(blurred[1] - 0.084) < _binomial_tolerance(0.084) + 0.05  # p = 0.1
+    assert abs(blurred[0] - 0.84) < binomial_tolerance(0.84) + 0.05  # p = 1.0
+    assert abs(blurred[1] - 0.084) < binomial_tolerance(0.084) + 0.05  # p = 0.1
 
 
 def _in_model(augment, size=16):
@@ -82,7 +62,7 @@ def _in_model(augment, size=16):
 
 
 def test_epoch_seeds_make_the_views_a_function_of_seed_and_epoch():
-    x = _images(8)
+    x = random_images(8)
     model_a, model_b = _in_model(byol_views(16, seed=1)), _in_model(byol_views(16, seed=2))
     assert len(seed_generator_states(model_a)) == 11  # crop, flip, jitter, grayscale, blur (+ solarise in view 2)
     callback = EpochSeeds(7)
@@ -90,7 +70,7 @@ def test_epoch_seeds_make_the_views_a_function_of_seed_and_epoch():
     def views_at(model, epoch):
         callback.set_model(model)
         callback.on_epoch_begin(epoch)
-        return [_np(v) for v in model(x, training=True)]
+        return [to_numpy(v) for v in model(x, training=True)]
 
     first = views_at(model_a, 3)
     for a, b in zip(first, views_at(model_b, 3)):  # other constructor seeds, same (seed, epoch)
@@ -105,7 +85,7 @@ def test_epoch_seeds_make_the_views_a_function_of_seed_and_epoch():
 @pytest.mark.needs_tensorflow
 def test_views_in_tf_data_are_seeded():
     tf = pytest.importorskip("tensorflow")
-    x = _images(8)
+    x = random_images(8)
 
     def run():
         augment = byol_views(16, mean=[0.5] * 3, std=[0.25] * 3, seed=6)
@@ -122,9 +102,9 @@ def test_views_in_tf_data_are_seeded():
 
 
 def test_config_roundtrip():
-    x = _images(8)
+    x = random_images(8)
     clone = check_config_roundtrip(byol_views(16, seed=4))
-    for a, b in zip(_draw(clone, x), _draw(byol_views(16, seed=4), x)):  # the clone draws the same views
+    for a, b in zip(draw(clone, x), draw(byol_views(16, seed=4), x)):  # the clone draws the same views
         np.testing.assert_array_equal(a, b)
 
 

@@ -10,38 +10,18 @@ import numpy as np
 import pytest
 
 import keras
-from keras import ops
 
 from keras_paperzoo.callbacks.epoch_seeds import EpochSeeds
 from keras_paperzoo.data.views import MultiViewAugmentation
 from keras_paperzoo.models.byol import byol_augmentation, byol_views
 from keras_paperzoo.models.simclr import simclr_augmentation, simclr_views
-
-
-# Few distinct shapes: JAX compiles each eager op once per shape (seconds each for the crop and the jitter).
-N_STAT, SIZE_STAT = 400, 24  # the statistical tests: 400 images of 24 x 24 (blur kernel 2 taps, radius 1)
-
-
-def _binomial_tolerance(p, n=N_STAT):
-    return 4 * np.sqrt(p * (1 - p) / n)  # 4 standard deviations
-
-
-def _images(n=8, size=16, seed=0):
-    return np.random.default_rng(seed).random((n, size, size, 3)).astype("float32")
-
-
-def _np(x):
-    return np.asarray(ops.convert_to_numpy(x))
-
-
-def _draw(augment, x, training=True):
-    return [_np(view) for view in augment(x, training=training)]
+from tests.data.views.view_checks import N_STAT, SIZE_STAT, binomial_tolerance, draw, random_images, to_numpy
 
 
 @pytest.mark.parametrize("make", [simclr_views, byol_views])
 def test_views_differ_from_each_other_and_the_input_and_stay_in_range(make):
-    x = _images(8)
-    view_1, view_2 = _draw(make(16, seed=1), x)
+    x = random_images(8)
+    view_1, view_2 = draw(make(16, seed=1), x)
     assert view_1.shape == view_2.shape == x.shape
     for i in range(len(x)):  # every image, not only on average
         assert np.abs(view_1[i] - x[i]).mean() > 0.01
@@ -51,10 +31,10 @@ def test_views_differ_from_each_other_and_the_input_and_stay_in_range(make):
         assert view.min() >= 0.0 and view.max() <= 1.0
     # The same seed draws the same views; normalisation comes last.
     mean, std = [0.4, 0.5, 0.6], [0.2, 0.25, 0.3]
-    normalized = _draw(make(16, mean=mean, std=std, seed=1), x)
+    normalized = draw(make(16, mean=mean, std=std, seed=1), x)
     for plain, norm in zip((view_1, view_2), normalized):
         np.testing.assert_allclose(norm, (plain - np.array(mean)) / np.array(std), atol=1e-5)
-    other = _draw(make(16, seed=2), x)
+    other = draw(make(16, seed=2), x)
     assert np.abs(other[0] - view_1).mean() > 0.01
 
 
@@ -83,25 +63,25 @@ def test_grayscale_probability_over_constant_colour_images(pipeline):
     x = np.broadcast_to(np.array([0.6, 0.4, 0.2], "float32"), (N_STAT, SIZE_STAT, SIZE_STAT, 3))
     make = {"simclr": simclr_augmentation, "byol_1": lambda *a, **k: byol_augmentation(1, *a, **k),
             "byol_2": lambda *a, **k: byol_augmentation(2, *a, **k)}[pipeline]
-    fraction = _gray_fraction(_np(make(SIZE_STAT, seed=3)(x)))
-    assert abs(fraction - 0.2) < _binomial_tolerance(0.2)
+    fraction = _gray_fraction(to_numpy(make(SIZE_STAT, seed=3)(x)))
+    assert abs(fraction - 0.2) < binomial_tolerance(0.2)
 
 
 def test_same_seed_same_views_for_a_shared_pipeline():
-    x = _images(8)
-    one, two = _draw(simclr_views(16, seed=3), x), _draw(simclr_views(16, seed=3), x)
+    x = random_images(8)
+    one, two = draw(simclr_views(16, seed=3), x), draw(simclr_views(16, seed=3), x)
     for a, b in zip(one, two):
         np.testing.assert_array_equal(a, b)
     assert np.abs(one[0] - one[1]).mean() > 0.01  # the shared pipeline draws anew for each view
     # `seed=` overrides the pipelines' own seeds: differently seeded pipelines, one wrapper seed.
     left = MultiViewAugmentation(simclr_augmentation(16, seed=10), views=2, seed=5)
     right = MultiViewAugmentation(simclr_augmentation(16, seed=20), views=2, seed=5)
-    for a, b in zip(_draw(left, x), _draw(right, x)):
+    for a, b in zip(draw(left, x), draw(right, x)):
         np.testing.assert_array_equal(a, b)
 
 
 def test_views_inside_a_traced_train_step():
-    x = _images(8)
+    x = random_images(8)
     inputs = keras.Input((16, 16, 3))
     view_1, view_2 = simclr_views(16, color_strength=0.5, blur=False, seed=0)(inputs)
     pool, dense = keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(4)
