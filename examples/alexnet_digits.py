@@ -49,7 +49,7 @@ import numpy as np
 import keras
 
 from keras_paperzoo.data import load_dataset
-from keras_paperzoo.data.augmentation import per_channel_statistics
+from keras_paperzoo.data.views import per_channel_statistics
 from keras_paperzoo.data.subsets import balanced_subset
 from keras_paperzoo.models import AlexNetBackbone, ImageClassifier
 

@@ -43,7 +43,7 @@ import os
 import keras
 
 from keras_paperzoo.data import load_dataset
-from keras_paperzoo.data.augmentation import per_channel_statistics
+from keras_paperzoo.data.views import per_channel_statistics
 from keras_paperzoo.models import ImageClassifier, ResNetBackbone
 
 SMOKE = os.environ.get("PAPERZOO_EXAMPLE_SMOKE") == "1"

@@ -41,9 +41,9 @@ import numpy as np
 import keras
 
 from keras_paperzoo.callbacks import image_grid, save_png
-from keras_paperzoo.data import load_dataset, simclr_views
+from keras_paperzoo.data import load_dataset
 from keras_paperzoo.evaluation import extract_features, knn_accuracy, linear_probe
-from keras_paperzoo.models import SimCLR
+from keras_paperzoo.models import SimCLR, simclr_views
 
 SMOKE = os.environ.get("PAPERZOO_EXAMPLE_SMOKE") == "1"
 PRESET = "simclr_tiny" if SMOKE else "simclr_resnet20_cifar"  # CIFAR ResNet-20, 0.27M parameters

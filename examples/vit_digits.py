@@ -57,7 +57,7 @@ import keras
 
 from keras_paperzoo.callbacks import image_grid, save_png
 from keras_paperzoo.data import load_dataset
-from keras_paperzoo.data.augmentation import per_channel_statistics
+from keras_paperzoo.data.views import per_channel_statistics
 from keras_paperzoo.models import ImageClassifier, ResNetBackbone, ViTBackbone
 
 SMOKE = os.environ.get("PAPERZOO_EXAMPLE_SMOKE") == "1"

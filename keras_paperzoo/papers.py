@@ -638,3 +638,9 @@ def load_class(path):
     """The class a "module:Class" path names (imports its module, and so Keras)."""
     module, name = path.rsplit(":", 1)
     return getattr(importlib.import_module(module), name)
+
+
+def trainer_class(name):
+    """The recorded trainer class called `name` ("DenseCL"), imported; None when no record names it."""
+    paths = [path for paper in PAPERS for path in paper.trainers if class_name(path) == name]
+    return load_class(paths[0]) if paths else None

@@ -3,7 +3,7 @@
 - Every number in a row of the README's Papers table ("ours vs paper") is in the committed
   results file(s) that the row links, to the README's rounding; a row with a number links at
   least one file; the command each link names exists (`paperzoo reproduce PAPER`, `paperzoo
-  train RECIPE`).
+  train RECIPE`, `python -m benchmarks COMMAND`).
 - The README is at most 1,500 words; it and docs/command.md name as many papers as
   `paperzoo reproduce --help` lists; every flag of `paperzoo train`, `export`, `reproduce`
   and `evaluate few-shot` is in docs/command.md.
@@ -25,7 +25,8 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 COMMAND_DOC = REPO / "docs" / "command.md"
 MAX_README_WORDS = 1500
-RESULTS = "applications/results/"
+# Committed runs: the reproductions' results, and the benchmarks' (the self-supervised table).
+RESULTS = ("applications/results/", "benchmarks/results/")
 
 # A number: digits with thousands commas and decimals, an optional k / M / B multiplier.
 NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?([kMB](?![a-zA-Z]))?")
@@ -89,6 +90,16 @@ def check_row(cells, row, claim_column):
     return problems
 
 
+def benchmark_commands():
+    """The commands of `python -m benchmarks` (its parser's subcommands)."""
+    import argparse
+
+    from benchmarks.cli import build_parser as benchmarks_parser
+
+    actions = [a for a in benchmarks_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(actions[0].choices)
+
+
 def claim_column(header):
     columns = [c.strip() for c in header.strip("|").split(" | ")]
     return next(i for i, c in enumerate(columns) if c.startswith("ours"))
@@ -115,7 +126,10 @@ def test_each_papers_row_names_a_real_command_for_its_link():
                 problems.append(f"{cells[0]}: {text} names no reproduction")
             if words[:1] == ["train"] and words[1] not in RECIPES:
                 problems.append(f"{cells[0]}: {text} names no recipe")
-        if links(row) and not any(t.strip("`").split()[:1] in (["reproduce"], ["train"]) for t, _ in links(row)):
+            if words[:3] == ["python", "-m", "benchmarks"] and words[3] not in benchmark_commands():
+                problems.append(f"{cells[0]}: {text} names no benchmark")
+        if links(row) and not any(t.strip("`").split()[:1] in (["reproduce"], ["train"]) or
+                                  t.strip("`").split()[:3] == ["python", "-m", "benchmarks"] for t, _ in links(row)):
             problems.append(f"{cells[0]}: no link names the command that wrote its file")
     assert not problems, "\n".join(problems)
 

@@ -41,10 +41,10 @@ def vit():
 
 def _ssl(cls_name, preset, indexed=False, **overrides):
     def build():
-        import keras_paperzoo.models as models
         from keras_paperzoo.data.indexed import with_index
+        from keras_paperzoo.papers import trainer_class
 
-        model = getattr(models, cls_name).from_preset(preset, **overrides)
+        model = trainer_class(cls_name).from_preset(preset, **overrides)
         images = _images()
         return model, (with_index(images) if indexed else images), None, 8
 

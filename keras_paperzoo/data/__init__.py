@@ -10,16 +10,13 @@ Example:
 from keras_paperzoo.data.checks import DatasetError, require_labels
 from keras_paperzoo.data.datasets import class_names, load_dataset
 
-# The augmentation layers import Keras: loaded on first use, so that the loaders above
-# import no framework (tests/data/test_datasets.py::test_import_pulls_in_no_framework).
+# The view layers (keras_paperzoo.data.views) import Keras: loaded on first use, so that the loaders
+# above import no framework (tests/data/test_datasets.py::test_import_pulls_in_no_framework). The
+# papers' own view recipes (simclr_views, byol_views, ...) live beside their models, in keras_paperzoo.models.
 _LAZY = {
-    "MultiViewAugmentation": "keras_paperzoo.data.multi_view",
-    "RandomSolarization": "keras_paperzoo.data.ssl_augmentation",
-    "ViewAugmentation": "keras_paperzoo.data.view_recipes",
-    "byol_augmentation": "keras_paperzoo.data.view_recipes",
-    "byol_views": "keras_paperzoo.data.view_recipes",
-    "simclr_augmentation": "keras_paperzoo.data.view_recipes",
-    "simclr_views": "keras_paperzoo.data.view_recipes",
+    "MultiViewAugmentation": "keras_paperzoo.data.views",
+    "RandomSolarization": "keras_paperzoo.data.views",
+    "ViewAugmentation": "keras_paperzoo.data.views",
 }
 
 __all__ = ["DatasetError", "class_names", "load_dataset", "require_labels", *_LAZY]

@@ -32,6 +32,18 @@ def _check_finite(x, name):
 
 RECENT_BATCHES = 16  # batches kept for a data adapter that asks again for ones already served
 
+
+class SetEpoch(keras.callbacks.Callback):
+    """Calls `batches.set_epoch(epoch)` as each epoch of `fit` begins: the `epoch_callback()` of the batches here."""
+
+    def __init__(self, batches):
+        super().__init__()
+        self.batches = batches
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.batches.set_epoch(epoch)
+
+
 class EpochShuffledBatches(keras.utils.PyDataset):
     """A `PyDataset` over in-memory arrays, reshuffled each epoch from (seed, epoch).
 
@@ -137,13 +149,7 @@ class EpochShuffledBatches(keras.utils.PyDataset):
 
     def epoch_callback(self):
         """A callback keeping `epoch` in step with `fit` (resumed runs included)."""
-        batches = self
-
-        class _SetEpoch(keras.callbacks.Callback):
-            def on_epoch_begin(self, epoch, logs=None):
-                batches.set_epoch(epoch)
-
-        return _SetEpoch()
+        return SetEpoch(self)
 
 
 class StreamBatches(keras.utils.PyDataset):
@@ -241,10 +247,4 @@ class StreamBatches(keras.utils.PyDataset):
 
     def epoch_callback(self):
         """A callback keeping `epoch` in step with `fit` (resumed runs included)."""
-        batches = self
-
-        class _SetEpoch(keras.callbacks.Callback):
-            def on_epoch_begin(self, epoch, logs=None):
-                batches.set_epoch(epoch)
-
-        return _SetEpoch()
+        return SetEpoch(self)

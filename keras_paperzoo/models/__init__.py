@@ -4,13 +4,16 @@ BERT, GPT, iGPT and the Transformer build on keras-hub's layers. Where keras-hub
 installed (`pip install -e ".[jax]"` installs it not, since its metadata pulls TensorFlow in)
 the other models import as usual and those four raise `MissingDependency` naming the command
 that installs it (`pip install --no-deps "keras-hub>=0.32"`) when first used.
+
+Each paper's view recipe sits beside its model (`models/simclr/simclr_augmentation.py`, ...), built from
+the generic view layers of `keras_paperzoo.data.views`; SimCLR's and BYOL's are exported here too.
 """
 
 import importlib.util
 
 from keras_paperzoo.models.alexnet import AlexNetBackbone
 from keras_paperzoo.models.beit import BEiT, BEiTBackbone, BEiTClassifier, VisualTokenizer
-from keras_paperzoo.models.byol import BYOL
+from keras_paperzoo.models.byol import BYOL, byol_augmentation, byol_views
 from keras_paperzoo.models.cpc import CPC
 from keras_paperzoo.models.cmc import CMC
 from keras_paperzoo.models.deepcluster import DeepCluster
@@ -22,7 +25,7 @@ from keras_paperzoo.models.invaspread import InvaSpread
 from keras_paperzoo.models.mae import MAE
 from keras_paperzoo.models.moco import MoCo
 from keras_paperzoo.models.resnet import ResNetBackbone
-from keras_paperzoo.models.simclr import SimCLR
+from keras_paperzoo.models.simclr import SimCLR, simclr_augmentation, simclr_views
 from keras_paperzoo.models.swav import SwAV
 from keras_paperzoo.models.vgg import VGGBackbone
 from keras_paperzoo.models.vit import ViTBackbone
@@ -54,4 +57,9 @@ def __getattr__(name):
 
         require_keras_hub(name)
         return getattr(importlib.import_module(f"{__name__}.{KERAS_HUB_MODELS[name]}"), name)
+    from keras_paperzoo.papers import trainer_class
+
+    trainer = trainer_class(name)  # a paper's trainer that is in its record but not written out above
+    if trainer is not None:
+        return trainer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

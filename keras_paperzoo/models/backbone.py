@@ -127,7 +127,7 @@ def check_positive_ints(owner, name, values, length=None):
     return values
 
 
-def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
+def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why="", fixed_size=False):
     """`image_shape` as (height, width, channels) of Python ints (None: a side of any size).
 
     Every model's `image_shape` goes through here (`Trainer.from_preset`, the backbones,
@@ -139,6 +139,8 @@ def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
             and width must be known.
         min_size: the smallest height/width the net's strides and poolings leave room for.
         why: what sets `min_size`, for the message (e.g. "the five 2x2 max-poolings").
+        fixed_size: the model's patch grid or position table fixes height and width, so
+            neither may be None (ViT, BEiT, BEiT's tokenizer).
     """
     try:
         image_shape = tuple(image_shape)
@@ -154,6 +156,9 @@ def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
     height, width, channels = image_shape
     if channels is None:
         raise ValueError(f"{owner} needs a known number of channels; got image_shape={image_shape}.")
+    if fixed_size and (height is None or width is None):
+        raise ValueError(f"{owner} needs a known height and width (its patch grid is fixed); got "
+                         f"image_shape={image_shape}.")
     if include_fc and (height is None or width is None):
         raise ValueError(
             f"{owner} with include_fc=True needs a known height and width (fc6 takes the "
@@ -167,6 +172,29 @@ def check_image_shape(owner, image_shape, include_fc=False, min_size=1, why=""):
                 f"pixels; got image_shape={image_shape}."
             )
     return image_shape
+
+
+def transformer_layer_stack(layer_class, num_layers, intermediate_dim, num_heads, dropout, activation,
+                            layer_norm_epsilon, initializer, normalize_first):
+    """`num_layers` keras-hub Transformer layers of `layer_class` (`TransformerEncoder`, `TransformerDecoder`).
+
+    Layer i is named `transformer_layer_{i}`; each gets a fresh `initializer()` for its kernels.
+    BERT's encoder stack (post-norm) and GPT's decoder stack (pre-norm from GPT-2 on) are built
+    here; `layer_class` is passed in, so this module does not import keras-hub (an optional package).
+    """
+    return [
+        layer_class(
+            intermediate_dim=intermediate_dim,
+            num_heads=num_heads,
+            dropout=dropout,
+            activation=activation,
+            layer_norm_epsilon=layer_norm_epsilon,
+            kernel_initializer=initializer(),
+            normalize_first=normalize_first,
+            name=f"transformer_layer_{i}",
+        )
+        for i in range(num_layers)
+    ]
 
 
 def deserialize_nested(config, *names):

@@ -35,6 +35,10 @@ On top of `Trainer` (config, presets, the paper's `compile()`):
 
 A trainer built on it calls `_setup(backbone, augmentation, num_classes, seed)` in
 its constructor, implements `default_augmentation(image_size)` and the three hooks.
+Its augmentation's config takes `mean` and `std` (per channel, applied after each
+view is drawn): `paperzoo train` passes the training images' statistics through the
+preset's `augmentation` arguments (`recipes/self_supervised.py`), so a paper's own
+augmentation layer accepts them as the generic `ViewAugmentation` does.
 """
 
 import numpy as np

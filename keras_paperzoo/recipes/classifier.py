@@ -75,7 +75,7 @@ def run(args, extra_callbacks=()):
 
     from keras_paperzoo.data import load_dataset, require_labels
     from keras_paperzoo.data.checks import check_class_ids
-    from keras_paperzoo.data.augmentation import CifarAugmentation, per_channel_statistics
+    from keras_paperzoo.data.views import CifarAugmentation, per_channel_statistics
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models import ImageClassifier
     from keras_paperzoo.recipes import common

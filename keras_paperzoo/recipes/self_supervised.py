@@ -138,7 +138,7 @@ def build_trainer(pretraining, preset, x_train, batch_size, seed, crop_scale=Non
     """
     import keras
 
-    from keras_paperzoo.data.augmentation import per_channel_statistics
+    from keras_paperzoo.data.views import per_channel_statistics
 
     mean, variance = per_channel_statistics(x_train)
     std = np.sqrt(variance)

@@ -52,7 +52,6 @@ beit_<dataset>_results.md and beit_<dataset>_tokenizer.png (test images above, t
 reconstructions from the hard visual tokens below) into --output-dir.
 """
 
-import json
 import os
 import pathlib
 import time
@@ -209,10 +208,10 @@ def records(path, budget):
 
 def report(output, dataset):
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"beit_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "beit", dataset)
     b, runs = metrics["budget"], metrics["runs"]
     name = {"mnist": "MNIST", "digits": "the scikit-learn digits"}.get(dataset, dataset)
-    minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+    minutes = common.wall_minutes(runs)
     height, width, _ = b["image_shape"]
     grid = height // b["patch_size"]
     lines = [
@@ -228,7 +227,7 @@ def report(output, dataset):
         "|---|---|---|---|---|---|---|",
     ]
     for label, run in runs.items():
-        losses = ", ".join(f"{v:.3f}" for v in run.get("pretrain_loss_per_epoch", [])) or "-"
+        losses = common.per_epoch(run.get("pretrain_loss_per_epoch"), ".3f")
         mim = f"{run['test_mim_accuracy_percent']:.2f}" if "test_mim_accuracy_percent" in run else "-"
         mim_loss = f"{run['test_mim_loss']:.3f}" if "test_mim_loss" in run else "-"
         lines.append(f"| {TITLES.get(label, label)} | {run['test_accuracy_percent']:.2f} | "
@@ -247,10 +246,8 @@ def report(output, dataset):
               "visual tokens fine-tunes lower."]
     text = "\n".join(lines) + "\n\nClaims (holds = difference larger than 2 standard errors over the test images):\n"
     text += common.claims_text(metrics["claims"]) + "\n"
-    if metrics.get("notes"):
-        text += "\nNotes:\n" + "".join(f"- {note}\n" for note in metrics["notes"])
-    (output / f"beit_{dataset}_results.md").write_text(text)
-    return text
+    text += common.notes_text(metrics)
+    return common.write_results(output, "beit", dataset, text)
 
 
 def main(argv=None):
@@ -268,12 +265,10 @@ def main(argv=None):
     parser.add_argument("--tokenizer-width", type=int, default=32)
     parser.add_argument("--pretrain-lr", type=float, default=1.5e-3)
     parser.add_argument("--tokenizer-lr", type=float, default=1e-3)
-    parser.add_argument("--fresh", action="store_true")
-    parser.add_argument("--report-only", action="store_true")
+    common.add_rerun_flags(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        print(report(args.output_dir, args.dataset))
-        return json.loads((pathlib.Path(args.output_dir) / f"beit_{args.dataset}_metrics.json").read_text())
+        return common.report_only(args, report, "beit")
     for key, value in DEFAULTS[args.dataset].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -297,12 +292,9 @@ def main(argv=None):
               "tokenizer_lr": args.tokenizer_lr, "layer_decay": 0.65, "cpu_cores": os.cpu_count()}
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    metrics = common.run_each(records(output / f"beit_{args.dataset}_metrics.json", budget), names,
-                              lambda name: run_one(name, data, budget, args.seed, output, args.dataset, args.verbose),
-                              args.fresh)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.run_and_report(records(common.metrics_path(args, "beit"), budget), names,
+                                 lambda name: run_one(name, data, budget, args.seed, output, args.dataset, args.verbose),
+                                 args, report)
 
 
 def paper_vs_ours(metrics):

@@ -177,7 +177,7 @@ def train_and_test(backbone, data, epochs, batch_size, seed, verbose=2, steps_pe
     """
     import keras
 
-    from keras_paperzoo.data.augmentation import CifarAugmentation
+    from keras_paperzoo.data.views import CifarAugmentation
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models import ImageClassifier
 
@@ -247,10 +247,92 @@ def wall_seconds(run):
     return run.get("wall_seconds", run.get("train_seconds", 0) + run.get("test_seconds", 0))
 
 
-def claims_text(claims):
+def claim_lines(claims):
+    """A report's lines on the claims of a metrics file, one a claim (`evaluation.claims.claim_line`)."""
     from keras_paperzoo.evaluation.claims import claim_line
 
-    return "\n".join(claim_line(name, claim) for name, claim in claims.items())
+    return [claim_line(name, claim) for name, claim in claims.items()]
+
+
+def claims_text(claims):
+    return "\n".join(claim_lines(claims))
+
+
+def wall_minutes(runs):
+    """The minutes the saved `runs` took in all (their `wall_seconds`), for a report's first line."""
+    return sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+
+
+def per_epoch(values, fmt):
+    """A report's cell of per-epoch numbers: "0.91, 0.84" (each in `fmt`), "-" for none."""
+    return ", ".join(f"{v:{fmt}}" for v in values) if values else "-"
+
+
+def notes_text(metrics):
+    """The notes added by hand to a metrics file, as a report's closing "Notes:" list ("" without notes)."""
+    if not metrics.get("notes"):
+        return ""
+    return "\nNotes:\n" + "".join(f"- {note}\n" for note in metrics["notes"])
+
+
+# --- the metrics file of a reproduction of several runs ----------------------------------------
+# Such a reproduction keeps each run in <output-dir>/<name>_<dataset>_metrics.json as it finishes
+# (`run_each`) and writes its results Markdown from that file with `report(output_dir, dataset)`.
+def add_probe_flags(parser):
+    """`--probe-epochs` and `--no-random-init`: the linear probe of the frozen encoder, and whether the untrained
+    encoder is evaluated too (the reference a learned representation must beat)."""
+    parser.add_argument("--probe-epochs", type=int, default=100, help="linear probe epochs (MoCo: 100)")
+    parser.add_argument("--no-random-init", action="store_true", help="skip the untrained encoder's evaluation")
+
+
+def add_rerun_flags(parser):
+    """`--fresh` and `--report-only`: what to do with the runs already in the metrics file."""
+    parser.add_argument("--fresh", action="store_true", help="retrain runs already in the metrics JSON")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the table from the metrics JSON")
+
+
+def metrics_path(args, name):
+    """<output-dir>/<name>_<dataset>_metrics.json: the metrics file of a reproduction run with `args`."""
+    return pathlib.Path(args.output_dir) / f"{name}_{args.dataset}_metrics.json"
+
+
+def write_results(output, name, dataset, text):
+    """`text` written to <output>/<name>_<dataset>_results.md, the results beside the metrics file; returns it."""
+    (pathlib.Path(output) / f"{name}_{dataset}_results.md").write_text(text)
+    return text
+
+
+def read_metrics(output, name, dataset):
+    """The metrics file <output>/<name>_<dataset>_metrics.json, read: what a `report` writes its results from."""
+    return json.loads((pathlib.Path(output) / f"{name}_{dataset}_metrics.json").read_text())
+
+
+def report_only(args, report, name):
+    """`--report-only`: the results rewritten from the metrics file by `report(output_dir, dataset)` and printed;
+    returns the metrics."""
+    print(report(pathlib.Path(args.output_dir), args.dataset))
+    return read_metrics(args.output_dir, name, args.dataset)
+
+
+def run_and_report(records, names, run, args, report, shown=None):
+    """`run_each` (`--fresh` from `args`), then the results written by `report(output_dir, dataset)` and printed;
+    returns the metrics."""
+    metrics = run_each(records, names, run, args.fresh, shown)
+    _print_report(args, report)
+    return metrics
+
+
+def save_and_report(args, name, metrics, report):
+    """A reproduction of one run: `metrics` written to its metrics file (`metrics_path`), then the results written by
+    `report(output_dir, dataset)` and printed; returns `metrics`."""
+    write_json(metrics_path(args, name), metrics)
+    _print_report(args, report)
+    return metrics
+
+
+def _print_report(args, report):
+    print()
+    print(report(pathlib.Path(args.output_dir), args.dataset))
 
 
 # --- pictures --------------------------------------------------------------------------------

@@ -42,7 +42,6 @@ and k = 100 (11 updates per epoch) the NMI fell instead (examples/deepcluster_di
 tells how): the claim needs enough updates per epoch for the fresh classifier.
 """
 
-import json
 import pathlib
 import time
 
@@ -149,10 +148,8 @@ def recipe_reclustering(labels):
 
 
 def report(output, dataset):
-    from keras_paperzoo.evaluation.claims import claim_line
-
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"deepcluster_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "deepcluster", dataset)
     budget, run = metrics["budget"], metrics["run"]
     lines = [
         f"# DeepCluster's NMI over training (Fig. 2a) on {dataset} at a CPU budget",
@@ -180,11 +177,10 @@ def report(output, dataset):
         "Claims (NMI: the difference against 2 s.e. of a paired bootstrap over the training images; kNN: against "
         "2 binomial s.e.):",
         "",
-        *[claim_line(name, claim) for name, claim in run["claims"].items()],
+        *common.claim_lines(run["claims"]),
     ]
     text = "\n".join(lines) + "\n"
-    (output / f"deepcluster_{dataset}_results.md").write_text(text)
-    return text
+    return common.write_results(output, "deepcluster", dataset, text)
 
 
 def main(argv=None):
@@ -198,11 +194,8 @@ def main(argv=None):
     parser.add_argument("--backbone", default="resnet8", choices=sorted(BACKBONES))
     parser.add_argument("--report-only", action="store_true", help="rewrite the table from the metrics JSON")
     args = parser.parse_args(argv)
-    output = pathlib.Path(args.output_dir)
-    path = output / f"deepcluster_{args.dataset}_metrics.json"
     if args.report_only:
-        print(report(output, args.dataset))
-        return json.loads(path.read_text())
+        return common.report_only(args, report, "deepcluster")
     common.require_dataset(args.dataset, "--dataset digits")
     common.select_backend(args.backend)
     import keras
@@ -217,10 +210,7 @@ def main(argv=None):
               "device": common.device_description()}
     run = train_and_evaluate(data, args, args.backbone)
     metrics = {"budget": budget, "paper": PAPER, "run": run, "claims": run["claims"]}
-    common.write_json(path, metrics)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.save_and_report(args, "deepcluster", metrics, report)
 
 
 def paper_vs_ours(metrics):

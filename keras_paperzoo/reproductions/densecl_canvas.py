@@ -27,7 +27,6 @@ and queues of 512, batch 64, 12 epochs (192 updates), one seed. Numbers: see
 applications/results/ when run.
 """
 
-import json
 import pathlib
 import time
 
@@ -163,10 +162,8 @@ def summarize(per_seed, labels, args):
 
 
 def report(output, dataset):
-    from keras_paperzoo.evaluation.claims import claim_line
-
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"densecl_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "densecl", dataset)
     budget, methods = metrics["budget"], metrics["methods"]
     lines = [
         f"# DenseCL vs MoCo v2 on a dense task (two {'embedded' if dataset == 'digits' else dataset} digits on a canvas) "
@@ -198,7 +195,7 @@ def report(output, dataset):
         "",
         "Claims (mIoU: the difference against 2 s.e. of a paired bootstrap over the test canvases):",
         "",
-        *[claim_line(name, claim) for name, claim in metrics["claims"].items()],
+        *common.claim_lines(metrics["claims"]),
         "",
         "The step times are wall-clock seconds of the `fit` epochs after the first, on the machine above: on a "
         "shared CPU they carry its load, and the dense head's 1 x 1 convolutions and the (HW x HW) correspondence "
@@ -206,8 +203,7 @@ def report(output, dataset):
         "`python -m benchmarks ssl --models densecl` times the step against MoCo v2's reference alone.",
     ]
     text = "\n".join(lines) + "\n"
-    (output / f"densecl_{dataset}_results.md").write_text(text)
-    return text
+    return common.write_results(output, "densecl", dataset, text)
 
 
 def main(argv=None):
@@ -224,11 +220,8 @@ def main(argv=None):
     parser.add_argument("--backbone", default="resnet8", choices=sorted(BACKBONES))
     parser.add_argument("--report-only", action="store_true", help="rewrite the table from the metrics JSON")
     args = parser.parse_args(argv)
-    output = pathlib.Path(args.output_dir)
-    path = output / f"densecl_{args.dataset}_metrics.json"
     if args.report_only:
-        print(report(output, args.dataset))
-        return json.loads(path.read_text())
+        return common.report_only(args, report, "densecl")
     if args.dataset != "digits":
         common.require_dataset(args.dataset, "--dataset digits")
     if args.train_canvases < args.batch_size or args.queue_size % args.batch_size:
@@ -252,10 +245,7 @@ def main(argv=None):
     metrics = {"budget": budget, "paper": PAPER, "methods": methods, "claims": claims,
                "parameters_backbone": parameters, "grid": grid,
                "wall_seconds": round(time.perf_counter() - start, 1)}
-    common.write_json(path, metrics)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.save_and_report(args, "densecl", metrics, report)
 
 
 def paper_vs_ours(metrics):

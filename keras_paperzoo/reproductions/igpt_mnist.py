@@ -35,7 +35,6 @@ igpt_<dataset>_results.md, igpt_<dataset>_probes.png (the probe curves) and
 igpt_<dataset>_completions.png (each row: a test digit, then completions of its bottom half).
 """
 
-import json
 import os
 import pathlib
 import time
@@ -142,11 +141,11 @@ def plot(runs, path):
 
 def report(output, dataset):
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"igpt_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "igpt", dataset)
     b, runs = metrics["budget"], metrics["runs"]
     plot(runs, output / f"igpt_{dataset}_probes.png")
     name = {"mnist": "MNIST", "digits": "the scikit-learn digits"}.get(dataset, dataset)
-    minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+    minutes = common.wall_minutes(runs)
     size = b["image_size"]
     lines = [
         f"iGPT ({b['layers']} layers x {b['width']}, {b['parameters']:,} parameters) on {name} at {size} x {size} "
@@ -171,10 +170,8 @@ def report(output, dataset):
               f"{PAPER['igpt_l_cifar10_linear_probe_percent']} % (48 layers, 1.4B parameters, 32 x 32 x 512 colours)."]
     text = "\n".join(lines) + "\n\nClaims (holds = difference larger than 2 standard errors over the test images):\n"
     text += common.claims_text(metrics["claims"]) + "\n"
-    if metrics.get("notes"):
-        text += "\nNotes:\n" + "".join(f"- {note}\n" for note in metrics["notes"])
-    (output / f"igpt_{dataset}_results.md").write_text(text)
-    return text
+    text += common.notes_text(metrics)
+    return common.write_results(output, "igpt", dataset, text)
 
 
 def main(argv=None):
@@ -191,12 +188,10 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=3e-3)
     parser.add_argument("--samples", type=int, default=3, help="completions per test digit in the picture")
-    parser.add_argument("--fresh", action="store_true")
-    parser.add_argument("--report-only", action="store_true")
+    common.add_rerun_flags(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        print(report(args.output_dir, args.dataset))
-        return json.loads((pathlib.Path(args.output_dir) / f"igpt_{args.dataset}_metrics.json").read_text())
+        return common.report_only(args, report, "igpt")
     for key, value in DEFAULTS[args.dataset].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -224,12 +219,9 @@ def main(argv=None):
     budget["parameters"] = int(build_igpt("autoregressive", budget, args.seed).count_params())
     output = pathlib.Path(args.output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    metrics = common.run_each(
-        records(output / f"igpt_{args.dataset}_metrics.json", budget), names,
-        lambda name: run_one(name, data, palette, budget, args.seed, output, args.dataset, args.verbose), args.fresh)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.run_and_report(
+        records(common.metrics_path(args, "igpt"), budget), names,
+        lambda name: run_one(name, data, palette, budget, args.seed, output, args.dataset, args.verbose), args, report)
 
 
 def paper_vs_ours(metrics):

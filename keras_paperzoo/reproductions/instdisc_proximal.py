@@ -61,7 +61,6 @@ Runs are saved one by one into instdisc_proximal_<dataset>_metrics.json; a rerun
 the same budget keeps them (`--fresh` retrains).
 """
 
-import json
 import os
 import pathlib
 import time
@@ -260,12 +259,10 @@ def _number(value):
 
 
 def report(output, dataset):
-    from keras_paperzoo.evaluation.claims import claim_line
-
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"instdisc_proximal_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "instdisc_proximal", dataset)
     budget, runs = metrics["budget"], metrics["runs"]
-    minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+    minutes = common.wall_minutes(runs)
     first = next(iter(runs.values()))
     lines = [
         f"# InstDisc's proximal term (Fig. 3) on {dataset} at a CPU budget",
@@ -302,12 +299,11 @@ def report(output, dataset):
               f"- {PAPER['cifar10_resnet18_knn']}",
               "", "Claims (oscillation: the difference against 2 s.e. of the block estimates; kNN: against 2 "
               "binomial s.e.):", ""]
-    lines += [claim_line(claim, c) for claim, c in metrics["claims"].items()]
+    lines += common.claim_lines(metrics["claims"])
     if metrics.get("notes"):
         lines += ["", "Notes:", ""] + [f"- {note}" for note in metrics["notes"]]
     text = "\n".join(lines) + "\n"
-    (output / f"instdisc_proximal_{dataset}_results.md").write_text(text)
-    return text
+    return common.write_results(output, "instdisc_proximal", dataset, text)
 
 
 def main(argv=None):
@@ -320,12 +316,10 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--backbone", default="resnet8", choices=("resnet8", "tiny"))
     parser.add_argument("--probe-epochs", type=int, default=100)
-    parser.add_argument("--fresh", action="store_true", help="retrain runs already in the metrics JSON")
-    parser.add_argument("--report-only", action="store_true", help="rewrite the table from the metrics JSON")
+    common.add_rerun_flags(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        print(report(args.output_dir, args.dataset))
-        return json.loads((pathlib.Path(args.output_dir) / f"instdisc_proximal_{args.dataset}_metrics.json").read_text())
+        return common.report_only(args, report, "instdisc_proximal")
     names = parse_runs(args.runs)
     common.require_dataset(args.dataset, "--dataset digits")
     common.select_backend(args.backend)
@@ -346,12 +340,9 @@ def main(argv=None):
         return train_and_evaluate(name, data, args.epochs, batch_size, args.seed, backbone, args.probe_epochs,
                                   args.verbose)
 
-    metrics = common.run_each(records(output / f"instdisc_proximal_{args.dataset}_metrics.json", budget), names, run,
-                              args.fresh, shown=lambda result: {k: v for k, v in result.items()
-                                                                if k != "objective_per_update"})
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.run_and_report(records(common.metrics_path(args, "instdisc_proximal"), budget), names, run, args,
+                                 report, shown=lambda result: {k: v for k, v in result.items()
+                                                               if k != "objective_per_update"})
 
 
 def paper_vs_ours(metrics):

@@ -64,7 +64,6 @@ columns: input, masked input, reconstruction, reconstruction with the visible pa
 pasted back) into --output-dir (the committed runs: applications/results/).
 """
 
-import json
 import os
 import pathlib
 import time
@@ -135,7 +134,7 @@ def evaluate(encoder, data, probe_epochs, seed):
 
 def train_classifier(backbone, data, epochs, batch_size, seed, layer_decay=None, verbose=2):
     """ImageClassifier(backbone) for `epochs`; the fine-tuning optimizer (module docstring). Test accuracy (%)."""
-    from keras_paperzoo.data.augmentation import CifarAugmentation
+    from keras_paperzoo.data.views import CifarAugmentation
     from keras_paperzoo.data.epoch_batches import EpochShuffledBatches
     from keras_paperzoo.models import ImageClassifier
     from keras_paperzoo.training.layerwise_decay import layerwise_decay_optimizer
@@ -242,10 +241,10 @@ def records(path, budget):
 
 def report(output, dataset):
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"mae_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "mae", dataset)
     b, runs = metrics["budget"], metrics["runs"]
     name = {"cifar10": "CIFAR-10", "mnist": "MNIST"}.get(dataset, dataset)
-    minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+    minutes = common.wall_minutes(runs)
     lines = [
         f"MAE ({PRESET}: ViT {b['layers']} x 128, patch {b['patch_size']}, decoder 2 x 128, mask ratio 0.75) on {name}: "
         f"{b['train_images']:,} training images, {b['pretrain_epochs']} epochs of pre-training "
@@ -261,7 +260,7 @@ def report(output, dataset):
     for label, run in runs.items():
         def cell(key, fmt="{:.2f}"):
             return fmt.format(run[key]) if key in run else "-"
-        losses = ", ".join(f"{v:.3f}" for v in run.get("pretrain_loss_per_epoch", [])) or "-"
+        losses = common.per_epoch(run.get("pretrain_loss_per_epoch"), ".3f")
         accuracy = cell("fine_tune_test_accuracy_percent") if label == "MAE" else cell("test_accuracy_percent")
         title = {"random init": "random init (untrained)", "MAE": "MAE pre-trained (then fine-tuned)",
                  "scratch": "same ViT from scratch"}.get(label, label)
@@ -282,10 +281,8 @@ def report(output, dataset):
     if partial:  # runs stopped before the end of their budget: per-epoch numbers from the training log
         text += ("\nRuns stopped before the end of their budget (from the training log):\n"
                  + "".join(f"- {name}: {run['what']}\n" for name, run in partial.items()))
-    if metrics.get("notes"):
-        text += "\nNotes:\n" + "".join(f"- {note}\n" for note in metrics["notes"])
-    (output / f"mae_{dataset}_results.md").write_text(text)
-    return text
+    text += common.notes_text(metrics)
+    return common.write_results(output, "mae", dataset, text)
 
 
 def main(argv=None):
@@ -301,12 +298,10 @@ def main(argv=None):
     parser.add_argument("--patch-size", type=int, default=4)
     parser.add_argument("--layers", type=int, default=4, help="encoder blocks (mae_tiny: 4)")
     parser.add_argument("--probe-epochs", type=int, default=None, help="linear probe epochs: cifar10 100, mnist 30")
-    parser.add_argument("--fresh", action="store_true")
-    parser.add_argument("--report-only", action="store_true")
+    common.add_rerun_flags(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        print(report(args.output_dir, args.dataset))
-        return json.loads((pathlib.Path(args.output_dir) / f"mae_{args.dataset}_metrics.json").read_text())
+        return common.report_only(args, report, "mae")
     for key, value in DEFAULTS[args.dataset].items():
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -340,10 +335,7 @@ def main(argv=None):
             return run_mae(data, budget, args.probe_epochs, args.seed, output, args.dataset, args.verbose)
         return run_scratch(data, budget, args.probe_epochs, args.seed, args.verbose)
 
-    metrics = common.run_each(records(output / f"mae_{args.dataset}_metrics.json", budget), names, run, args.fresh)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.run_and_report(records(common.metrics_path(args, "mae"), budget), names, run, args, report)
 
 
 def paper_vs_ours(metrics):

@@ -59,7 +59,6 @@ the test images. Writes moco_<dataset>_metrics.json and moco_<dataset>_results.m
 --output-dir (the committed runs: applications/results/).
 """
 
-import json
 import os
 import pathlib
 import time
@@ -109,7 +108,7 @@ def build_moco(dataset, data, batch_size, momentum, seed, preset=PRESET):
     """The recipe's MoCo v2 (see the module docstring) with momentum m, seeded."""
     import keras
 
-    from keras_paperzoo.data.augmentation import per_channel_statistics
+    from keras_paperzoo.data.views import per_channel_statistics
     from keras_paperzoo.models.moco import MOCO_PRESETS, MoCo
     from keras_paperzoo.recipes.moco import queue_size_for, shuffle_bn_splits_for
 
@@ -222,7 +221,7 @@ def records(path, budget):
 def table(metrics):
     budget, runs = metrics["budget"], metrics["runs"]
     name = {"cifar10": "CIFAR-10", "mnist": "MNIST"}.get(budget["dataset"], budget["dataset"])
-    minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+    minutes = common.wall_minutes(runs)
     lines = [
         f"MoCo v2 ({budget['preset']}) on {name}: {budget['train_images']:,} training images x "
         f"{budget['epochs']} epochs ({budget['steps_per_epoch'] * budget['epochs']} updates of batch "
@@ -234,8 +233,8 @@ def table(metrics):
         "|---|---|---|---|---|---|",
     ]
     for run_label, run in runs.items():
-        losses = ", ".join(f"{v:.2f}" for v in run.get("loss_per_epoch", [])) or "-"
-        knns = ", ".join(f"{v:.1f}" for v in run.get("knn_accuracy_percent_per_epoch", [])) or "-"
+        losses = common.per_epoch(run.get("loss_per_epoch"), ".2f")
+        knns = common.per_epoch(run.get("knn_accuracy_percent_per_epoch"), ".1f")
         label = "random init (untrained)" if run_label == RANDOM_INIT else f"MoCo v2, {run_label}"
         lines.append(f"| {label} | {run['knn_accuracy_percent']:.2f} | {run['linear_probe_accuracy_percent']:.2f} | "
                      f"{losses} | {knns} | {run.get('wall_seconds', 0) / 60:.1f} |")
@@ -263,7 +262,7 @@ def partial_table(metrics):
              "|---|---|---|---|---|"]
     for name, run in partial.items():
         lines.append(f"| MoCo v2, {name} | {len(run['loss_per_epoch'])} of {metrics['budget']['epochs']} | "
-                     + " | ".join(", ".join(f"{v:{fmt}}" for v in run.get(key, [])) or "-"
+                     + " | ".join(common.per_epoch(run.get(key), fmt)
                                   for key, fmt in (("loss_per_epoch", ".3f"), ("contrastive_accuracy_per_epoch", ".3f"),
                                                    ("knn_accuracy_percent_per_epoch", ".2f"))) + " |")
     return "\n".join(lines) + "\n"
@@ -271,7 +270,7 @@ def partial_table(metrics):
 
 def report(output, dataset):
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"moco_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "moco", dataset)
     text = table(metrics) + "\n\nClaims (holds = difference larger than 2 standard errors over the test images):\n"
     for claim, c in metrics["claims"].items():
         if "difference_points" in c:
@@ -282,10 +281,8 @@ def report(output, dataset):
     text += partial_table(metrics)
     for earlier in metrics.get("earlier_budgets", []):  # superseded runs kept for the record (added by hand)
         text += f"\nEarlier budget ({earlier['what']}):\n\n" + "\n".join(table(earlier).splitlines()[2:-2]) + "\n"
-    if metrics.get("notes"):  # observations added by hand to the metrics file
-        text += "\nNotes:\n" + "".join(f"- {note}\n" for note in metrics["notes"])
-    (output / f"moco_{dataset}_results.md").write_text(text)
-    return text
+    text += common.notes_text(metrics)  # observations added by hand to the metrics file
+    return common.write_results(output, "moco", dataset, text)
 
 
 def main(argv=None):
@@ -301,14 +298,11 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=None, help="default mnist 64, else 128")
     parser.add_argument("--preset", default=None, help="a MoCo preset (default mnist moco_v2_resnet8_mnist, "
                                                        "else moco_v2_resnet20_cifar; tests: moco_tiny)")
-    parser.add_argument("--probe-epochs", type=int, default=100, help="linear probe epochs (MoCo: 100)")
-    parser.add_argument("--no-random-init", action="store_true", help="skip the untrained encoder's evaluation")
-    parser.add_argument("--fresh", action="store_true", help="retrain runs already in the metrics JSON")
-    parser.add_argument("--report-only", action="store_true", help="rewrite the table from the metrics JSON")
+    common.add_probe_flags(parser)
+    common.add_rerun_flags(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        print(report(args.output_dir, args.dataset))
-        return json.loads((pathlib.Path(args.output_dir) / f"moco_{args.dataset}_metrics.json").read_text())
+        return common.report_only(args, report, "moco")
     momenta = parse_momenta(args.momenta or DEFAULT_MOMENTA[args.dataset])
     common.require_dataset(args.dataset)
     common.select_backend(args.backend)
@@ -335,10 +329,7 @@ def main(argv=None):
         return train_and_evaluate(args.dataset, data, momentum_of[name], epochs, batch_size, args.probe_epochs,
                                   args.seed, args.verbose, args.preset)
 
-    metrics = common.run_each(records(output / f"moco_{args.dataset}_metrics.json", budget), names, run, args.fresh)
-    print()
-    print(report(output, args.dataset))
-    return metrics
+    return common.run_and_report(records(common.metrics_path(args, "moco"), budget), names, run, args, report)
 
 
 def paper_vs_ours(metrics):

@@ -67,7 +67,6 @@ ssl_<dataset>_metrics.json and ssl_<dataset>_results.md into --output-dir (the
 committed run: applications/results/).
 """
 
-import json
 import os
 import pathlib
 import time
@@ -313,18 +312,12 @@ def _cell(run, key):
     return f"{run[key]:.1f}" if key in run else "-"
 
 
-def _series(values, fmt):
-    return ", ".join(f"{v:{fmt}}" for v in values) if values else "-"
-
-
 def report(output, dataset):
-    from keras_paperzoo.evaluation.claims import claim_line
-
     output = pathlib.Path(output)
-    metrics = json.loads((output / f"ssl_{dataset}_metrics.json").read_text())
+    metrics = common.read_metrics(output, "ssl", dataset)
     budget, runs = metrics["budget"], metrics["runs"]
     name = {"cifar10": "CIFAR-10", "mnist": "MNIST"}.get(dataset, dataset)
-    minutes = sum(r.get("wall_seconds", 0) for r in runs.values()) / 60
+    minutes = common.wall_minutes(runs)
     size = f"{budget['image_size']} x {budget['image_size']}" if budget.get("image_size") else "full-size"
     lines = [
         f"# Self-supervised methods (SimCLR, BYOL, MoCo v2; InstDisc, InvaSpread, CMC, CPC) on {name} at a CPU budget",
@@ -346,8 +339,8 @@ def report(output, dataset):
         lines.append(
             f"| {run.get('run')} | {_cell(run, 'knn_h_percent')} | {_cell(run, 'probe_h_percent')} | "
             f"{_cell(run, 'knn_z_percent')} | {_cell(run, 'probe_z_percent')} | "
-            f"{_series(run.get('loss_per_epoch'), '.3f')} | {_series(run.get('output_std_per_epoch'), '.3f')} | "
-            f"{_series(run.get('knn_accuracy_percent_per_epoch'), '.1f')} | {run.get('wall_seconds', 0) / 60:.1f} |")
+            f"{common.per_epoch(run.get('loss_per_epoch'), '.3f')} | {common.per_epoch(run.get('output_std_per_epoch'), '.3f')} | "
+            f"{common.per_epoch(run.get('knn_accuracy_percent_per_epoch'), '.1f')} | {run.get('wall_seconds', 0) / 60:.1f} |")
     published = PAPER["lightly_cifar10_knn_percent"]
     ours = {"SimCLR": runs.get("simclr"), "BYOL": runs.get("byol"), "MoCo": runs.get("moco")}
     lines += ["", f"Published (CIFAR-10, not this budget or dataset): {PAPER['lightly_cifar10']}; "
@@ -383,14 +376,13 @@ def report(output, dataset):
             run = runs[name]
             gain = f"{run['knn_h_percent'] - runs[RANDOM_INIT]['knn_h_percent']:+.1f}" if RANDOM_INIT in runs else "-"
             lines.append(f"| {run['run']} | {_cell(run, 'knn_h_percent')} | {gain} | "
-                         f"{_series(run.get('loss_over_ln_k_per_epoch'), '.3f')} | {PUBLISHED_KNN[name]} |")
+                         f"{common.per_epoch(run.get('loss_over_ln_k_per_epoch'), '.3f')} | {PUBLISHED_KNN[name]} |")
     lines += ["", "Claims (a difference holds when it exceeds 2 binomial standard errors over the test images):", ""]
-    lines += [claim_line(claim, c) for claim, c in metrics["claims"].items()]
+    lines += common.claim_lines(metrics["claims"])
     if metrics.get("notes"):  # what shows and what does not, added by hand after the run
         lines += ["", "Notes:", ""] + [f"- {note}" for note in metrics["notes"]]
     text = "\n".join(lines) + "\n"
-    (output / f"ssl_{dataset}_results.md").write_text(text)
-    return text
+    return common.write_results(output, "ssl", dataset, text)
 
 
 def main(argv=None):
@@ -403,14 +395,11 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--backbone", default="resnet8", choices=sorted(BACKBONES), help="the same for every method")
-    parser.add_argument("--probe-epochs", type=int, default=100, help="linear probe epochs (MoCo: 100)")
-    parser.add_argument("--no-random-init", action="store_true", help="skip the untrained encoder's evaluation")
-    parser.add_argument("--fresh", action="store_true", help="retrain runs already in the metrics JSON")
-    parser.add_argument("--report-only", action="store_true", help="rewrite the table from the metrics JSON")
+    common.add_probe_flags(parser)
+    common.add_rerun_flags(parser)
     args = parser.parse_args(argv)
     if args.report_only:
-        print(report(args.output_dir, args.dataset))
-        return json.loads((pathlib.Path(args.output_dir) / f"ssl_{args.dataset}_metrics.json").read_text())
+        return common.report_only(args, report, "ssl")
     names = parse_runs(args.runs)
     common.require_dataset(args.dataset)
     common.select_backend(args.backend)
@@ -434,10 +423,9 @@ def main(argv=None):
         return train_and_evaluate(name, args.dataset, data, args.epochs, batch_size, args.probe_epochs, args.seed,
                                   args.backbone, args.verbose)
 
-    metrics = common.run_each(records(output / f"ssl_{args.dataset}_metrics.json", budget),
-                              ([] if args.no_random_init else [RANDOM_INIT, *own_inits]) + names, run, args.fresh)
-    print()
-    print(report(output, args.dataset))
+    metrics = common.run_and_report(records(common.metrics_path(args, "ssl"), budget),
+                                    ([] if args.no_random_init else [RANDOM_INIT, *own_inits]) + names, run, args,
+                                    report)
     return {**metrics, "requested": names}
 
 

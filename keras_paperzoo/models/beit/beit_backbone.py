@@ -2,16 +2,14 @@
 
 import math
 
-import numpy as np
-
 import keras
 from keras import ops
 
 from keras_paperzoo.layers.patch_embedding import ClassToken, LearnedToken, PatchEmbedding
 from keras_paperzoo.layers.position_embedding import LearnedPositionEmbedding
 from keras_paperzoo.layers.transformer_block import TransformerBlock
-from keras_paperzoo.models.backbone import Presets, constructor_config
-from keras_paperzoo.models.checks import check_int, check_transformer_sizes
+from keras_paperzoo.models.backbone import Presets, check_image_shape, constructor_config
+from keras_paperzoo.models.checks import check_int, check_number, check_transformer_sizes
 from keras_paperzoo.models.beit.beit_presets import BEIT_FINE_TUNING_RECIPE, BEIT_PRESETS
 from keras_paperzoo.models.vit.vit_backbone import transformer_layer_groups, vit_block_arguments
 from keras_paperzoo.models.vit.vit_layers import TokenPooling
@@ -142,13 +140,7 @@ class BEiTBackbone(Presets, keras.Model):
         layer_norm_epsilon=1e-6,
         **kwargs,
     ):
-        image_shape = tuple(image_shape)
-        if len(image_shape) != 3 or any(
-            isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1 for d in image_shape
-        ):
-            raise ValueError(f"BEiTBackbone image_shape must be (height, width, channels) of positive ints; "
-                             f"got {image_shape!r}.")
-        image_shape = tuple(int(d) for d in image_shape)
+        image_shape = check_image_shape("BEiTBackbone", image_shape, fixed_size=True)
         patch_size = check_int("BEiTBackbone", "patch_size", patch_size, rule="a positive int")
         num_layers, hidden_dim, num_heads, mlp_dim = check_transformer_sizes(
             "BEiTBackbone", num_layers, hidden_dim, num_heads, mlp_dim
@@ -158,12 +150,10 @@ class BEiTBackbone(Presets, keras.Model):
                 raise ValueError(f"BEiTBackbone image {side} {size} should be divisible by patch_size {patch_size}.")
         for name, rate in (("dropout_rate", dropout_rate), ("attention_dropout", attention_dropout),
                            ("drop_path_rate", drop_path_rate)):
-            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0.0 <= rate < 1.0:
-                raise ValueError(f"BEiTBackbone {name} must be in [0, 1); got {rate!r}.")
-        if layer_scale_init is not None and not (isinstance(layer_scale_init, (int, float)) and layer_scale_init > 0):
-            raise ValueError(f"BEiTBackbone layer_scale_init must be None or positive; got {layer_scale_init!r}.")
-        if not layer_norm_epsilon > 0:
-            raise ValueError(f"BEiTBackbone layer_norm_epsilon must be positive; got {layer_norm_epsilon!r}.")
+            check_number("BEiTBackbone", name, rate, bounds="[0, 1)")
+        check_number("BEiTBackbone", "layer_scale_init", layer_scale_init, allow_none=True,
+                     rule="a number > 0 or None (no LayerScale)")
+        check_number("BEiTBackbone", "layer_norm_epsilon", layer_norm_epsilon)
         super().__init__(**kwargs)
         grid_size = (image_shape[0] // patch_size, image_shape[1] // patch_size)
         num_patches = grid_size[0] * grid_size[1]

@@ -18,6 +18,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.callbacks.image_grid import image_grid, save_png
+from keras_paperzoo.models.backbone import check_image_shape
 from keras_paperzoo.models.beit.beit_tokenizer_presets import VISUAL_TOKENIZER_PRESETS
 from keras_paperzoo.models.trainer import Trainer
 
@@ -397,14 +398,7 @@ def _check_arguments(image_shape, patch_size, vocabulary_size, hidden_dim, num_r
     if not _is_int(patch_size) or patch_size < 2 or patch_size & (patch_size - 1):
         raise ValueError(f"VisualTokenizer patch_size must be a power of two >= 2 (one stride-2 stage per factor "
                          f"of 2); got patch_size={patch_size!r}.")
-    try:
-        image_shape = tuple(image_shape)
-    except TypeError:
-        image_shape = (image_shape,)
-    if len(image_shape) != 3 or not all(_is_int(d) and d >= 1 for d in image_shape):
-        raise ValueError(f"VisualTokenizer image_shape must be (height, width, channels) of positive ints; got "
-                         f"{image_shape!r}.")
-    image_shape = tuple(int(d) for d in image_shape)
+    image_shape = check_image_shape("VisualTokenizer", image_shape, fixed_size=True)
     height, width, _ = image_shape
     if height % patch_size or width % patch_size:
         raise ValueError(f"VisualTokenizer image height {height} and width {width} should be multiples of "

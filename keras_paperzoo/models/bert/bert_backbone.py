@@ -4,7 +4,7 @@
 import keras
 import keras_hub
 
-from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.backbone import Backbone, transformer_layer_stack
 from keras_paperzoo.models.bert.bert_presets import BERT_PRESETS
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
@@ -136,19 +136,11 @@ class BertBackbone(Backbone):
             epsilon=layer_norm_epsilon, name="embeddings_layer_norm"
         )
         embeddings_dropout = keras.layers.Dropout(dropout, name="embeddings_dropout")
-        transformer_layers = [
-            keras_hub.layers.TransformerEncoder(
-                intermediate_dim=intermediate_dim,
-                num_heads=num_heads,
-                dropout=dropout,
-                activation=activation_function(activation),
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=bert_initializer(),
-                normalize_first=False,  # post-norm, "Add & Norm"
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
+        transformer_layers = transformer_layer_stack(
+            keras_hub.layers.TransformerEncoder, num_layers, intermediate_dim, num_heads, dropout,
+            activation_function(activation), layer_norm_epsilon, bert_initializer,
+            normalize_first=False,  # post-norm, "Add & Norm"
+        )
         pooled_dense = keras.layers.Dense(
             hidden_dim, activation="tanh", kernel_initializer=bert_initializer(), name="pooled_dense"
         )

@@ -5,4 +5,5 @@
 """
 
 from keras_paperzoo.models.byol.byol import BYOL
+from keras_paperzoo.models.byol.byol_augmentation import byol_augmentation, byol_views
 from keras_paperzoo.models.byol.byol_presets import BYOL_PRESETS

@@ -5,7 +5,7 @@ Self-Supervised Learning" (https://arxiv.org/abs/2006.07733).
 import keras
 from keras import ops
 
-from keras_paperzoo.data.view_recipes import byol_views
+from keras_paperzoo.models.byol.byol_augmentation import byol_views
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.byol import symmetric_byol_loss

@@ -17,7 +17,7 @@ conversion).
 
 import keras
 
-from keras_paperzoo.data.ssl_augmentation import RandomResizedCrop, ViewPipeline, check_interval, offset_seed
+from keras_paperzoo.data.views import RandomResizedCrop, ViewPipeline, check_interval, offset_seed
 
 DEFAULT_CROP_SCALE = (0.2, 1.0)  # the authors' --crop_low default (AlexNet); ResNets on ImageNet: 0.08
 

@@ -24,15 +24,15 @@ deformations and colour transforms, which are not implemented here).
 import numpy as np
 
 import keras
-from keras.src.layers.preprocessing.data_layer import DataLayer  # Keras's documented base for tf.data-safe layers
 
-from keras_paperzoo.data.ssl_augmentation import (
+from keras_paperzoo.data.views import (
     RandomResizedCrop,
     ViewPipeline,
     check_interval,
     check_range,
     offset_seed,
 )
+from keras_paperzoo.data.views.base import DataLayer  # Keras's DataLayer: no public equivalent in Keras 3.15
 
 V1_CROP_AREA = (256 / 300) ** 2  # a 256 x 256 crop of a 300 x 300 image
 

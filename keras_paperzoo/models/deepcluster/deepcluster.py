@@ -9,7 +9,7 @@ from keras import ops
 
 from keras_paperzoo.clustering import kmeans, pca_whiten
 from keras_paperzoo.data.indexed import split_indexed
-from keras_paperzoo.data.view_recipes import ViewAugmentation
+from keras_paperzoo.data.views import ViewAugmentation
 from keras_paperzoo.models.deepcluster.deepcluster_callback import Reclustering
 from keras_paperzoo.models.deepcluster.deepcluster_presets import DEEPCLUSTER_PRESETS
 from keras_paperzoo.models.checks import check_choice, check_int

@@ -1,5 +1,9 @@
 """Named DenseCL configurations: a ResNet backbone preset (with overrides) and DenseCL's arguments.
 
+DenseCL is MoCo v2 with a dense head and a second queue, so each preset is its MoCo v2 twin's
+(`MOCO_PRESETS`: the same backbone, queue, momentum and heads) plus the dense loss weight
+lambda, and the changes named below.
+
 - `densecl_resnet50`: the paper's ImageNet setting (Wang et al. 2021, the authors'
   `densecl_r50_200ep` config): ResNet-50, both heads 2048-2048-128, two queues of
   65536, m = 0.999, tau = 0.2, lambda = 0.5, batch 256 on 8 GPUs (8 shuffle-BN groups).
@@ -13,21 +17,30 @@
 """
 
 from keras_paperzoo.models.common_presets import trainer_preset
-from keras_paperzoo.models.resnet.resnet_presets import tiny_resnet_cifar
+from keras_paperzoo.models.moco.moco_presets import MOCO_PRESETS
+
+
+def _from_moco_v2(description, moco_preset, **changes):
+    """DenseCL on the backbone and arguments of MoCo v2 preset `moco_preset` (its twin), with `changes`."""
+    moco = MOCO_PRESETS[moco_preset]
+    if moco["arguments"]["version"] != 2:
+        raise ValueError(f"{moco_preset} is not a MoCo v2 preset.")
+    arguments = {name: value for name, value in moco["arguments"].items() if name != "version"}
+    return trainer_preset(description, moco["backbone"]["preset"], moco["backbone"]["overrides"],
+                          **{**arguments, **changes})
+
 
 DENSECL_PRESETS = {
-    "densecl_resnet50": trainer_preset(
+    "densecl_resnet50": _from_moco_v2(
         "DenseCL (Wang et al. 2021): ResNet-50, global and dense heads 2048-2048-128, "
         "two queues of 65536, m=0.999, tau=0.2, lambda=0.5, MoCo v2 aug+ at 224.",
-        "resnet50", queue_size=65536, momentum=0.999, temperature=0.2, dense_weight=0.5),
-    "densecl_resnet8_cifar": trainer_preset(
+        "moco_v2_resnet50", dense_weight=0.5),
+    "densecl_resnet8_cifar": _from_moco_v2(
         "CPU-sized DenseCL: CIFAR ResNet-8 (1 block per stage, 16-32-64), heads 64-64-128, "
         "K=2048, m=0.99 (short runs), tau=0.2, lambda=0.5, aug+.",
-        "resnet20_cifar", {"stage_blocks": [1, 1, 1]}, queue_size=2048, momentum=0.99, temperature=0.2,
-        dense_weight=0.5, projection_hidden_dim=64),
-    "densecl_tiny": trainer_preset(
+        "moco_v2_resnet8_mnist", momentum=0.99, dense_weight=0.5),
+    "densecl_tiny": _from_moco_v2(
         "A smoke-test DenseCL: CIFAR-style ResNet with two blocks (8, 16 filters), "
         "heads 16-16-32, K=256, m=0.99, tau=0.2, lambda=0.5.",
-        "resnet20_cifar", tiny_resnet_cifar(), queue_size=256, momentum=0.99, temperature=0.2, dense_weight=0.5,
-        projection_dim=32, projection_hidden_dim=16),
+        "moco_tiny", dense_weight=0.5),
 }

@@ -22,7 +22,7 @@ from keras import ops
 
 import keras_hub
 
-from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.backbone import Backbone, transformer_layer_stack
 from keras_paperzoo.models.gpt.gpt_presets import GPT_PRESETS
 
 INITIALIZER_RANGE = 0.02  # GPT-1 Sec. 4.1: "weights initialized ... N(0, 0.02)"
@@ -211,19 +211,10 @@ class GPTBackbone(Backbone):
             max_sequence_length, initializer=normal(), name="position_embedding"
         )  # W_p
         embeddings_dropout = keras.layers.Dropout(dropout, name="embeddings_dropout")
-        blocks = [
-            keras_hub.layers.TransformerDecoder(
-                intermediate_dim=intermediate_dim,
-                num_heads=num_heads,
-                dropout=dropout,
-                activation=gelu_approximate,
-                layer_norm_epsilon=layer_norm_epsilon,
-                kernel_initializer=normal(),
-                normalize_first=bool(norm_first),
-                name=f"transformer_layer_{i}",
-            )
-            for i in range(num_layers)
-        ]
+        blocks = transformer_layer_stack(
+            keras_hub.layers.TransformerDecoder, num_layers, intermediate_dim, num_heads, dropout, gelu_approximate,
+            layer_norm_epsilon, normal, normalize_first=bool(norm_first),
+        )
         final_norm = (
             keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="layer_norm") if norm_first else None
         )

@@ -8,7 +8,7 @@ import keras
 from keras import ops
 
 from keras_paperzoo.data.indexed import split_indexed
-from keras_paperzoo.data.ssl_augmentation import MoCoAugmentation
+from keras_paperzoo.models.moco.moco_augmentation import MoCoAugmentation
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.memory_bank import MemoryBank
 from keras_paperzoo.layers.nce_normalizer import NCENormalizer

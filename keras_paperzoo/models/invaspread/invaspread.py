@@ -5,7 +5,7 @@ Spreading Instance Feature" (CVPR 2019, https://arxiv.org/abs/1904.03436).
 import keras
 from keras import ops
 
-from keras_paperzoo.data.view_recipes import ViewAugmentation
+from keras_paperzoo.data.views import ViewAugmentation
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.invaspread import invaspread_loss

@@ -5,4 +5,5 @@
 """
 
 from keras_paperzoo.models.moco.moco import MoCo, moco_optimizer
+from keras_paperzoo.models.moco.moco_augmentation import MoCoAugmentation
 from keras_paperzoo.models.moco.moco_presets import MOCO_PRESETS

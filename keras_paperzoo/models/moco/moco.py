@@ -7,7 +7,7 @@ https://arxiv.org/abs/2003.04297).
 import keras
 from keras import ops
 
-from keras_paperzoo.data.ssl_augmentation import MoCoAugmentation
+from keras_paperzoo.models.moco.moco_augmentation import MoCoAugmentation
 from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead

@@ -28,44 +28,41 @@ _PARAMS = {
 }
 
 
-def _imagenet(depth, residual):
-    blocks, block_type = _IMAGENET_DEPTHS[depth]
+def _preset(depth, residual, data, layers, head, *, stage_blocks, stage_filters, block_type, shortcut, stem,
+            image_shape):
+    """ResNet-`depth` (Plain-`depth` without `residual`): its description, from the words on the `data` and the
+    `layers` and the `head`'s classes, and its `ResNetBackbone` config."""
     kind = f"ResNet-{depth}" if residual else f"Plain-{depth} (ResNet-{depth} without shortcuts)"
     return {
-        "description": f"{kind}, ImageNet (Table 1): 7x7/2 stem + max pool, {block_type} "
-        f"blocks {blocks}, filters {_IMAGENET_FILTERS}"
-        + (", shortcut B" if residual else "")
-        + f"; {_PARAMS[depth]} parameters with a 1000-way head.",
+        "description": f"{kind}, {data}: {layers}"
+        + (f", shortcut {shortcut}" if residual else "")
+        + f"; {_PARAMS[depth]} parameters with a {head}-way head.",
         "config": {
-            "stage_blocks": list(blocks),
-            "stage_filters": list(_IMAGENET_FILTERS),
+            "stage_blocks": stage_blocks,
+            "stage_filters": stage_filters,
             "block_type": block_type,
             "residual": residual,
-            "shortcut": "B",
-            "stem": "imagenet",
-            "image_shape": (224, 224, 3),
+            "shortcut": shortcut,
+            "stem": stem,
+            "image_shape": image_shape,
         },
     }
+
+
+def _imagenet(depth, residual):
+    blocks, block_type = _IMAGENET_DEPTHS[depth]
+    return _preset(depth, residual, "ImageNet (Table 1)",
+                   f"7x7/2 stem + max pool, {block_type} blocks {blocks}, filters {_IMAGENET_FILTERS}", 1000,
+                   stage_blocks=list(blocks), stage_filters=list(_IMAGENET_FILTERS), block_type=block_type,
+                   shortcut="B", stem="imagenet", image_shape=(224, 224, 3))
 
 
 def _cifar(depth, residual):
     n = _CIFAR_N[depth]
-    kind = f"ResNet-{depth}" if residual else f"Plain-{depth} (ResNet-{depth} without shortcuts)"
-    return {
-        "description": f"{kind}, CIFAR-10 (Sec. 4.2, 6n+2 with n={n}): 3x3 conv 16, three "
-        f"stages of {n} basic blocks with filters {_CIFAR_FILTERS}"
-        + (", shortcut A" if residual else "")
-        + f"; {_PARAMS[depth]} parameters with a 10-way head.",
-        "config": {
-            "stage_blocks": [n, n, n],
-            "stage_filters": list(_CIFAR_FILTERS),
-            "block_type": "basic",
-            "residual": residual,
-            "shortcut": "A",
-            "stem": "cifar",
-            "image_shape": (32, 32, 3),
-        },
-    }
+    return _preset(depth, residual, f"CIFAR-10 (Sec. 4.2, 6n+2 with n={n})",
+                   f"3x3 conv 16, three stages of {n} basic blocks with filters {_CIFAR_FILTERS}", 10,
+                   stage_blocks=[n, n, n], stage_filters=list(_CIFAR_FILTERS), block_type="basic",
+                   shortcut="A", stem="cifar", image_shape=(32, 32, 3))
 
 
 def resnet18_cifar(**overrides):

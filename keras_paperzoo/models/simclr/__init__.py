@@ -5,4 +5,5 @@
 """
 
 from keras_paperzoo.models.simclr.simclr import SimCLR
+from keras_paperzoo.models.simclr.simclr_augmentation import simclr_augmentation, simclr_jitter, simclr_views
 from keras_paperzoo.models.simclr.simclr_presets import SIMCLR_PRESETS

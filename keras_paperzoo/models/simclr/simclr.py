@@ -7,7 +7,7 @@ https://arxiv.org/abs/2006.10029).
 import keras
 from keras import ops
 
-from keras_paperzoo.data.view_recipes import simclr_views
+from keras_paperzoo.models.simclr.simclr_augmentation import simclr_views
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.projection_head import ProjectionHead
 from keras_paperzoo.losses.nt_xent import nt_xent, nt_xent_accuracy

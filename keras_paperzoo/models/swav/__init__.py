@@ -5,4 +5,5 @@
 """
 
 from keras_paperzoo.models.swav.swav import SwAV
+from keras_paperzoo.models.swav.swav_augmentation import swav_crop_sizes, swav_views
 from keras_paperzoo.models.swav.swav_presets import SWAV_PRESETS

@@ -7,7 +7,7 @@ import math
 import keras
 from keras import ops
 
-from keras_paperzoo.data.view_recipes import swav_views
+from keras_paperzoo.models.swav.swav_augmentation import swav_views
 from keras_paperzoo.layers.feature_queue import FeatureQueue
 from keras_paperzoo.layers.l2_normalization import L2Normalization
 from keras_paperzoo.layers.multi_crop import (check_assignment_crops, check_crop_sizes, crop_sizes, encode_crops,

@@ -1,7 +1,5 @@
 """ViT: "An Image is Worth 16x16 Words" (Dosovitskiy et al., ICLR 2021), https://arxiv.org/abs/2010.11929."""
 
-import numpy as np
-
 import keras
 
 from keras_paperzoo.layers.patch_embedding import ClassToken, PatchEmbedding
@@ -12,7 +10,7 @@ from keras_paperzoo.layers.position_embedding import (
     resize_position_embeddings,
 )
 from keras_paperzoo.layers.transformer_block import TransformerBlock
-from keras_paperzoo.models.backbone import Backbone
+from keras_paperzoo.models.backbone import Backbone, check_image_shape
 from keras_paperzoo.models.checks import check_int, check_transformer_sizes
 from keras_paperzoo.models.vit.vit_analysis import mean_attention_distance
 from keras_paperzoo.models.vit.vit_layers import POOLINGS, ConvStem, TokenPooling
@@ -149,10 +147,7 @@ class ViTBackbone(Backbone):
         hybrid=None,
         **kwargs,
     ):
-        image_shape = tuple(image_shape)
-        if len(image_shape) != 3 or any(not isinstance(d, (int, np.integer)) or d < 1 for d in image_shape):
-            raise ValueError(f"image_shape must be (height, width, channels) of positive ints; got {image_shape}.")
-        image_shape = tuple(int(d) for d in image_shape)
+        image_shape = check_image_shape("ViTBackbone", image_shape, fixed_size=True)
         if isinstance(patch_size, (list, tuple)):
             patch_size = tuple(check_int("ViTBackbone", "patch_size", p, rule="a positive int") for p in patch_size)
             if len(patch_size) != 2:

@@ -137,10 +137,15 @@ def test_config_save_and_bad_inputs(backbone, tmp_path):
     check_saved_model(backbone, images(), tmp_path, atol=1e-5)
     with pytest.raises(ValueError, match="divisible by patch_size"):
         BEiTBackbone(**dict(TINY, image_shape=(15, 16, 1)))
-    with pytest.raises(ValueError, match="drop_path_rate"):
+    with pytest.raises(ValueError, match=r"^BEiTBackbone drop_path_rate must be a number in \[0, 1\); "
+                                         r"got drop_path_rate=1.0\.$"):
         BEiTBackbone(**dict(TINY, drop_path_rate=1.0))
-    with pytest.raises(ValueError, match="layer_scale_init"):
+    with pytest.raises(ValueError, match=r"^BEiTBackbone layer_scale_init must be a number > 0 or None \(no LayerScale\); "
+                                         r"got layer_scale_init=0.0\.$"):
         BEiTBackbone(**dict(TINY, layer_scale_init=0.0))
+    with pytest.raises(ValueError, match=r"^BEiTBackbone image_shape must be \(height, width, channels\) of positive "
+                                         r"ints; got \(16, 16\)\.$"):
+        BEiTBackbone(**dict(TINY, image_shape=(16, 16)))
     with pytest.raises(ValueError, match="mask"):
         backbone.encode(images(), np.zeros((2, 63), bool))
     with pytest.raises(ValueError, match="Unknown"):

@@ -6,7 +6,7 @@ import pytest
 import keras
 from keras import ops
 
-from keras_paperzoo.data.view_recipes import ViewAugmentation
+from keras_paperzoo.data.views import ViewAugmentation
 from keras_paperzoo.models import InvaSpread
 from keras_paperzoo.models.invaspread import INVASPREAD_PRESETS
 from keras_paperzoo.training.optimizers import ScheduledMomentumSGD

@@ -8,7 +8,7 @@ import pytest
 import keras
 from keras import ops
 
-from keras_paperzoo.data.view_recipes import MultiCropAugmentation
+from keras_paperzoo.data.views import MultiCropAugmentation
 from keras_paperzoo.models import SwAV
 from keras_paperzoo.training.lars import LARS
 from tests.losses.test_sinkhorn import _numpy_sinkhorn, _numpy_swav_loss

@@ -164,6 +164,10 @@ def test_from_preset_overrides():
         (dict(position_embedding="2d", hidden_dim=33, num_heads=3), "hidden_dim 33 should be even"),
         (dict(dropout_rate=1.0), "dropout_rate 1.0 should be in"),
         (dict(num_layers=0), "num_layers must be a positive int"),
+        (dict(image_shape=(32, 32.0, 3)), r"^ViTBackbone image_shape must be \(height, width, channels\) of positive ints; "
+                                          r"got \(32, 32.0, 3\)\.$"),
+        (dict(image_shape=(None, 32, 3)), r"^ViTBackbone needs a known height and width \(its patch grid is fixed\); "
+                                          r"got image_shape=\(None, 32, 3\)\.$"),
         (dict(hybrid="resnet"), "Unknown hybrid stem 'resnet'"),
         (dict(hybrid="conv", image_shape=(36, 36, 3), patch_size=2), "Hybrid feature-map .* height 9 should be"),
     ],

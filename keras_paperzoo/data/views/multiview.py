@@ -11,7 +11,7 @@ views = augment(images, training=True)   # [view_1, ..., view_V]
 z = [encoder(v) for v in views]
 ```
 
-It is a Keras `DataLayer`, like the pipelines in `ssl_augmentation.py`: it runs
+It is a Keras `DataLayer`, like the other view layers (`base.py`): it runs
 inside a model's traced train step (TensorFlow, JAX under jit, PyTorch) and in
 `tf.data` (`dataset.map(lambda x: tuple(augment(x)))`) on any backend.
 
@@ -25,42 +25,18 @@ finds all these generators (they are variables of the layer) and sets them from
 `tf.data` under JAX or PyTorch, Keras runs the pipelines with TensorFlow
 generators of its own, seeded from each layer's `seed` (which `seed=` sets); those
 are not model variables, and `EpochSeeds` does not reach them.
+
+`MultiCropAugmentation` is a `MultiViewAugmentation` of crops at set sizes
+(SwAV's multi-crop, `models/swav/swav_augmentation.py`) that refuses images
+smaller than a crop.
 """
 
 import numpy as np
 
 import keras
-from keras.src.layers.preprocessing.data_layer import DataLayer  # Keras's documented base for tf.data-safe layers
 
-
-def derived_seed(seed, *indices):
-    """A seed in [0, 2**31 - 1) drawn from (seed, *indices): unrelated streams for different indices.
-
-    Unlike `seed + index`, two parents' children never share a stream by
-    accident (seed 0's second child is not seed 1's first).
-    """
-    return int(np.random.default_rng([int(seed), *indices]).integers(0, 2**31 - 1))
-
-
-def random_layers(layer):
-    """The layers in `layer` (itself included) that draw from a `SeedGenerator` `generator`, in a fixed order.
-
-    Keras's random preprocessing layers and ours follow `DataLayer`'s convention:
-    an int-or-None `seed` attribute and the generator it seeds, `generator`.
-    """
-    return [
-        sub for sub in layer._flatten_layers(include_self=True, recursive=True)
-        if isinstance(getattr(sub, "generator", None), keras.random.SeedGenerator)
-    ]
-
-
-def reseed(layer, seed):
-    """Set `layer`'s generator as if the layer had been built with `seed` (an int)."""
-    layer.seed = seed
-    state = layer.generator.state
-    state.assign(np.array([seed, 0], dtype=state.dtype))  # SeedGenerator(seed) starts at [seed, 0]
-    if hasattr(layer, "_backend_generators"):  # DataLayer's generators for tf.data under another backend
-        del layer._backend_generators  # rebuilt from the new `seed` on the next call
+from keras_paperzoo.data.views.base import DataLayer
+from keras_paperzoo.data.views.seeds import derived_seed, random_layers, reseed
 
 
 def _view_counts(pipelines, views):
@@ -116,7 +92,7 @@ class MultiViewAugmentation(DataLayer):
     Example:
 
     ```python
-    from keras_paperzoo.data.view_recipes import simclr_augmentation
+    from keras_paperzoo.models.simclr import simclr_augmentation
 
     augment = MultiViewAugmentation(simclr_augmentation(32, color_strength=0.5, blur=False), views=2, seed=0)
     view_1, view_2 = augment(images, training=True)
@@ -189,3 +165,25 @@ class MultiViewAugmentation(DataLayer):
             keras.saving.deserialize_keras_object(p) for p in config["view_augmentations"]
         ]
         return cls(**config)
+
+
+@keras.saving.register_keras_serializable(package="keras_paperzoo")
+class MultiCropAugmentation(MultiViewAugmentation):
+    """`MultiViewAugmentation` of crops at set sizes (SwAV's multi-crop) that refuses images smaller than a crop.
+
+    Its pipelines each have an `image_size` (the crop's); `call` raises when the
+    images are smaller than a crop (a crop upsampled from a smaller image would be a
+    blur, not a local view). Everything else is `MultiViewAugmentation`'s, in
+    `tf.data` and in the model on every backend.
+    """
+
+    def call(self, images, training=True):
+        height, width = images.shape[-3], images.shape[-2]  # (B, H, W, C) or one (H, W, C) image in tf.data
+        for view, index in enumerate(self.view_pipeline):
+            crop = tuple(self.view_augmentations[index].image_size)
+            if (height is not None and height < crop[0]) or (width is not None and width < crop[1]):
+                raise ValueError(
+                    f"Multi-crop view {view} is a {crop[0]} x {crop[1]} crop, larger than the {height} x {width} "
+                    "images: each crop must fit in the image (give smaller crop sizes or larger images)."
+                )
+        return super().call(images, training=training)

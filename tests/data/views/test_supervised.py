@@ -1,18 +1,10 @@
+"""The supervised recipes (data/views/supervised.py): ResNet's CIFAR crop and flip, the ImageNet crop."""
+
 import numpy as np
-import pytest
 
 import keras
 
-from keras_paperzoo.data.augmentation import (
-    PCAColorNoise,
-    center_crop,
-    cifar_augmentation,
-    crop_and_flip,
-    imagenet_augmentation,
-    per_channel_statistics,
-    rgb_pca,
-    ten_crop,
-)
+from keras_paperzoo.data.views import cifar_augmentation, imagenet_augmentation
 from tests.model_checks import check_config_roundtrip
 
 
@@ -64,52 +56,12 @@ def test_cifar_augmentation_draws_a_crop_and_flip_per_image_in_keras_and_numpy()
     assert {dy for dy, _, _ in found} == {dx for _, dx, _ in found} == set(range(9))  # 0..8, both ends included
 
 
-def test_crop_and_flip_is_the_same_in_numpy_and_keras_ops():
-    images = _images(3, size=6)
-    top, left, flip = np.array([0, 2, 4]), np.array([4, 1, 0]), np.array([False, True, True])
-    padded = np.pad(images, ((0, 0), (2, 2), (2, 2), (0, 0)))
-    windows = [p[t : t + 6, l : l + 6] for p, t, l in zip(padded, top, left)]
-    expected = np.stack([w[:, ::-1] if f else w for w, f in zip(windows, flip)])
-    np.testing.assert_array_equal(crop_and_flip(images, top, left, flip, 2, 6, xp=np), expected)
-    tensors = [keras.ops.convert_to_tensor(a) for a in (images, top, left, flip)]
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(crop_and_flip(*tensors, 2, 6)), expected)
-
-
 def test_imagenet_augmentation_zooms_crops_and_flips_to_the_crop_size():
     images = _images(16, size=40)
     out = keras.ops.convert_to_numpy(imagenet_augmentation(32, seed=0)(images, training=True))
     assert out.shape == (16, 32, 32, 3)
     assert out.min() >= -1e-6 and out.max() <= 1 + 1e-6  # zoom interpolates inside the input's range
     assert not any(np.allclose(o, i[4:36, 4:36]) for o, i in zip(out, images))  # none is the plain centre
-
-
-def test_pca_color_noise_moves_pixels_along_the_principal_components():
-    values, vectors = rgb_pca(_images(8))
-    np.testing.assert_allclose(vectors @ np.diag(values) @ vectors.T, np.cov(_images(8).reshape(-1, 3), rowvar=False), atol=1e-5)
-    layer = PCAColorNoise(values, vectors, std=0.1, seed=3)
-    images = _images(2)
-    shift = keras.ops.convert_to_numpy(layer(images)) - images
-    per_image = shift.reshape(2, -1, 3)
-    np.testing.assert_allclose(per_image, per_image[:, :1, :].repeat(per_image.shape[1], axis=1), atol=1e-6)  # one shift per image
-    coefficients = per_image[:, 0, :] @ vectors  # alpha_i * lambda_i
-    assert np.all(np.abs(coefficients) <= 5 * 0.1 * values + 1e-7)
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer(images, training=False)), images)
-    check_config_roundtrip(layer)
-    with pytest.raises(ValueError, match="std"):
-        PCAColorNoise(values, vectors, std=-1)
-
-
-def test_crops():
-    images = np.arange(2 * 6 * 6 * 1, dtype="float32").reshape(2, 6, 6, 1)
-    np.testing.assert_array_equal(center_crop(images, 4), images[:, 1:5, 1:5])
-    crops = keras.ops.convert_to_numpy(ten_crop(keras.ops.convert_to_tensor(images), 4))
-    assert crops.shape == (10, 2, 4, 4, 1)
-    np.testing.assert_array_equal(crops[1], images[:, :4, 2:])
-    np.testing.assert_array_equal(crops[5], crops[0][:, :, ::-1])
-    with pytest.raises(ValueError, match="smaller than the crop"):
-        ten_crop(images, 8)
-    mean, var = per_channel_statistics(_images())
-    assert mean.shape == (3,) and np.all(var > 0)
 
 
 def test_augmented_batches_depend_only_on_seed_epoch_and_index():
@@ -136,18 +88,3 @@ def test_augmented_batches_depend_only_on_seed_epoch_and_index():
     x_again, _ = batch(2, 1)
     assert not np.array_equal(x, images[y])  # and the batch is augmented
     np.testing.assert_array_equal(x, x_again)
-
-
-@pytest.mark.needs_tensorflow
-def test_pca_color_noise_runs_inside_tf_data_on_every_backend():
-    import tensorflow as tf
-
-    values, vectors = rgb_pca(_images(8))
-    layer = PCAColorNoise(values, vectors, std=0.1, seed=5)
-    images = _images(4)
-    dataset = tf.data.Dataset.from_tensor_slices(images).batch(2).map(layer)
-    out = np.concatenate([np.asarray(batch) for batch in dataset])
-    assert out.shape == images.shape
-    shift = (out - images).reshape(4, -1, 3)
-    np.testing.assert_allclose(shift, shift[:, :1, :].repeat(shift.shape[1], axis=1), atol=1e-6)  # one shift per image
-    assert np.all(np.abs(shift[:, 0, :]) > 0)  # every image moved
