@@ -1,7 +1,7 @@
 """The `paperzoo` command: list recipes, train one, export a trained model.
 
     paperzoo list
-    paperzoo reproduce PAPER [--budget smoke|cpu|gpu|paper] [--output-dir DIR] [--backend B] [MODULE ARGUMENTS]
+    paperzoo reproduce PAPER [--budget smoke|cpu|gpu|paper] [--output-dir DIR] [--backend B] [--seeds N] [MODULE ARGUMENTS]
     paperzoo train gan [--dataset D] [--epochs N] [--steps-per-epoch N] [--batch-size N]
                        [--output-dir DIR] [--backend tensorflow|jax|torch] [--seed S] [--resume]
     paperzoo export MODEL.keras --format saved_model|litert [--output PATH]
@@ -111,6 +111,7 @@ def build_parser():
     reproduce = sub.add_parser(
         "reproduce", help="a paper's claim at a budget, the paper's number beside ours",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,  # the reproduction's own flags pass through whole: its --seed is not --seeds
         description="Run a paper's reproduction (keras_paperzoo/reproductions/) at a budget: it writes its metrics "
         "JSON, pictures and results Markdown, and reproduce_PAPER.md with the paper's numbers beside ours, the "
         "budget and the device. Arguments after the known ones go to the reproduction and override the budget's "
@@ -123,6 +124,10 @@ def build_parser():
     reproduce.add_argument("--output-dir", default=None, help="default: runs/reproduce/PAPER-BUDGET")
     reproduce.add_argument("--backend", choices=BACKENDS, default=None,
                            help="Keras backend (default: $KERAS_BACKEND, else the reproduction's)")
+    reproduce.add_argument("--seeds", type=_positive_int, default=None,
+                           help="train N seeds (from --seed, default 0), one process each in OUTPUT_DIR/seed-S, then "
+                           "write PAPER_seeds_metrics.json / _results.md: each claim's mean and standard error over "
+                           "seeds (keras_paperzoo/reproductions/seeds.py); a seed already done is kept")
 
     export = sub.add_parser("export", help="export a trained model for TF Serving or LiteRT")
     export.add_argument("model", help="a .keras file written by `paperzoo train`")
@@ -253,6 +258,14 @@ def _reproduce(args, extra):
         raise _UsageError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
     if args.backend:
         _select_backend(args.backend)
+    if args.seeds is not None:
+        from keras_paperzoo.reproductions.seeds import run_seeds
+
+        try:
+            run_seeds(args.paper, args.budget, args.seeds, extra, output_dir=args.output_dir, backend=args.backend)
+        except RuntimeError as error:
+            raise _UsageError(str(error))
+        return 0
     from keras_paperzoo.reproductions.common import reproduce
 
     reproduce(args.paper, args.budget, extra, output_dir=args.output_dir, backend=args.backend)
