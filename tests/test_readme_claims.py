@@ -134,6 +134,29 @@ def test_each_papers_row_names_a_real_command_for_its_link():
     assert not problems, "\n".join(problems)
 
 
+def seeds_problems(text, target):
+    """A link `reproduce X --seeds N` must point at the file that `--seeds N` writes, with N seeds in it."""
+    found = re.search(r"--seeds (\d+)", text)
+    if not found:
+        return []
+    wanted = int(found.group(1))
+    path = REPO / target
+    header = path.read_text(encoding="utf-8").splitlines()[0] if path.is_file() else ""
+    held = re.search(r": (\d+) training seeds", header)
+    if not held or int(held.group(1)) != wanted:
+        return [f"{text} links {target}, whose first line does not say {wanted} training seeds"]
+    return []
+
+
+def test_a_link_naming_seeds_holds_that_many_seeds():
+    """Each arm comparison cited with `--seeds N` (issue 36.1) links a combined file of N seeds."""
+    _, rows = papers_table(README.read_text(encoding="utf-8"))
+    problems = [f"{cells[0]}: {p}" for cells, row in rows for text, target in links(row)
+                for p in seeds_problems(text, target)]
+    assert not problems, "\n".join(problems)
+    assert seeds_problems("`reproduce moco --seeds 3`", "applications/results/moco_mnist_results.md")  # one seed
+
+
 def test_a_not_shown_effect_says_so_first():
     """A row whose linked results say its claim does not hold leads with "not shown"."""
     header, rows = papers_table(README.read_text(encoding="utf-8"))
