@@ -54,3 +54,19 @@ def call_reading_input(layer, run):
     finally:
         del layer.call
     return outputs, seen["inputs"]
+
+
+def assert_close(actual, desired, rtol=1e-5, floor=1e-6, err_msg=""):
+    """`actual` equals `desired` to `rtol` relative to the array's scale: elementwise
+    |actual - desired| <= max(rtol * max|desired|, floor) + rtol * |desired|.
+
+    float32 sums of different orders (TensorFlow's threaded reductions against NumPy's) differ by about 1e-7 of
+    the magnitudes summed, so an element that cancels to near zero (a gradient of 5e-4 among entries of 0.9)
+    carries the error of the large ones: a tolerance relative to each element alone fails there on one backend and
+    not another. Relative to the array's largest entry is what float32 can promise; `floor` covers an array that
+    is zero in exact arithmetic (a bias before batch norm gets no gradient: float32 leaves 1e-7 of noise). A wrong
+    step (a factor of 2, a missing term) is off by far more.
+    """
+    desired = np.asarray(desired)
+    scale = float(np.abs(desired).max()) if desired.size else 0.0
+    np.testing.assert_allclose(actual, desired, rtol=rtol, atol=max(rtol * scale, floor), err_msg=err_msg)

@@ -28,7 +28,7 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import CMC  # noqa: E402
-from tests.parity.parity_checks import (dense_relu_backbone, kernels_and_biases, next_noise,  # noqa: E402
+from tests.parity.parity_checks import (assert_close, dense_relu_backbone, kernels_and_biases, next_noise,  # noqa: E402
                                         set_scaled_normal_start)
 
 N, M, TEMPERATURE, MOMENTUM, LR = 16, 5, 0.07, 0.5, 0.1
@@ -107,6 +107,6 @@ def test_two_cmc_steps_equal_the_authors_nce_steps():
         params = _variables(model)
         assert logs["loss"] == pytest.approx(loss, rel=1e-5)
         for name, value in expected.items():
-            np.testing.assert_allclose(params[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
-        np.testing.assert_allclose(_numpy(model.l_bank.bank), memory_l, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(_numpy(model.ab_bank.bank), memory_ab, rtol=1e-5, atol=1e-6)
+            assert_close(params[name], value, err_msg=name)
+        assert_close(_numpy(model.l_bank.bank), memory_l)
+        assert_close(_numpy(model.ab_bank.bank), memory_ab)

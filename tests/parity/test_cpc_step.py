@@ -25,7 +25,7 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import CPC  # noqa: E402
-from tests.parity.parity_checks import set_scaled_normal_start  # noqa: E402
+from tests.parity.parity_checks import assert_close, set_scaled_normal_start  # noqa: E402
 
 B, T, C, D, UNITS, K, LR = 3, 6, 3, 4, 5, 2, 0.5
 
@@ -82,4 +82,4 @@ def test_one_cpc_step_equals_the_papers_infonce_step():
     assert logs["mi_bound"] == pytest.approx(np.log(B * T) - loss_sum / K, abs=1e-6)  # eq. 5 (log N - loss: near 0)
     for name, value in expected.items():
         assert np.abs(value - before[name]).max() > 1e-3, f"{name} did not move"
-        np.testing.assert_allclose(after[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        assert_close(after[name], value, err_msg=name)

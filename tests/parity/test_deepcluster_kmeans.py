@@ -44,6 +44,7 @@ sklearn_cluster = pytest.importorskip("sklearn.cluster")
 
 from keras_paperzoo.clustering import kmeans, pca_whiten  # noqa: E402
 from keras_paperzoo.models import DeepCluster  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 N, D, K, SEED, EPOCH = 40, 6, 5, 3, 2
 
@@ -73,7 +74,7 @@ def test_deepcluster_kmeans_equals_scikit_learn_lloyd(iterations):
     assert result.reseeded == 0  # no empty cluster on the way (both would have had it at the same step)
     assert result.iterations == theirs.n_iter_ == min(iterations, 8)  # 8: the fixed point of these data
     np.testing.assert_array_equal(result.assignments, theirs.labels_)
-    np.testing.assert_allclose(result.centroids, theirs.cluster_centers_, rtol=1e-5, atol=1e-6)
+    assert_close(result.centroids, theirs.cluster_centers_)
     assert result.inertia == pytest.approx(theirs.inertia_, rel=1e-5)
     if iterations == 1:  # the iterations matter: one iteration is not yet the fixed point
         converged = _sklearn_lloyd(reduced, init, 20)
@@ -104,7 +105,7 @@ def test_empty_cluster_is_reseeded_and_no_cluster_stays_empty():
     assert one.reseeded == 1
     np.testing.assert_allclose(one.centroids[1], points[farthest], rtol=1e-6)  # the empty one: the farthest point
     for c in (0, 2):  # the others: plain means, the moved point still counted in its old cluster
-        np.testing.assert_allclose(one.centroids[c], points[labels == c].mean(0), rtol=1e-5, atol=1e-6)
+        assert_close(one.centroids[c], points[labels == c].mean(0))
 
     # the paper's aim: every cluster in use at the end; the run recovers the planted groups, as scikit-learn's does
     final = kmeans(points, 3, init="random", max_iterations=20, seed=seed)  # DeepCluster's 20 iterations
@@ -112,7 +113,7 @@ def test_empty_cluster_is_reseeded_and_no_cluster_stays_empty():
     assert len({(g, a) for g, a in zip(groups, final.assignments)}) == 3  # one cluster per planted group
     theirs = _sklearn_lloyd(points, init, 20)
     np.testing.assert_array_equal(final.assignments, theirs.labels_)
-    np.testing.assert_allclose(final.centroids, theirs.cluster_centers_, rtol=1e-5, atol=1e-6)
+    assert_close(final.centroids, theirs.cluster_centers_)
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -121,4 +122,4 @@ def test_the_empty_cluster_iteration_equals_scikit_learn():
     points, _, seed, init_index = _planted_empty_cluster()
     ours = kmeans(points, 3, init="random", max_iterations=1, seed=seed)
     theirs = _sklearn_lloyd(points, points[init_index], 1)
-    np.testing.assert_allclose(ours.centroids, theirs.cluster_centers_, rtol=1e-5, atol=1e-6)
+    assert_close(ours.centroids, theirs.cluster_centers_)

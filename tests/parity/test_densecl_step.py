@@ -52,6 +52,7 @@ torch = pytest.importorskip("torch")
 from torch.nn import functional as F  # noqa: E402
 
 from keras_paperzoo.models import DenseCL  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 LEARNING_RATE, M, K, B, TEMPERATURE = 0.5, 0.9, 8, 4, 0.2
 PARTS = ("backbone", "head", "dense_head")  # the reference's parameter groups
@@ -165,12 +166,12 @@ def test_densecl_step_matches_the_authors_step(dense_weight):
     for key, query in pairs:
         part = _part(query)
         index = [id(q) for _, q in pairs if _part(q) == part].index(id(query))
-        np.testing.assert_allclose(ops.convert_to_numpy(query), ref["query"][part][index], rtol=1e-5, atol=1e-6,
+        assert_close(ops.convert_to_numpy(query), ref["query"][part][index],
                                    err_msg=query.path)
-        np.testing.assert_allclose(ops.convert_to_numpy(key), ref["key"][part][index], rtol=1e-5, atol=1e-6,
+        assert_close(ops.convert_to_numpy(key), ref["key"][part][index],
                                    err_msg=key.path)
         assert np.abs(ref["query"][part][index] - query_params[part][index]).max() > 1e-3, f"{query.path} did not move"
-    np.testing.assert_allclose(ops.convert_to_numpy(densecl.queue), ref["queue"], rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(densecl.dense_queue.queue), ref["queue2"], rtol=1e-5, atol=1e-6)
+    assert_close(ops.convert_to_numpy(densecl.queue), ref["queue"])
+    assert_close(ops.convert_to_numpy(densecl.dense_queue.queue), ref["queue2"])
     assert int(ops.convert_to_numpy(densecl.queue_pointer)) == ref["pointer"]
     assert int(ops.convert_to_numpy(densecl.dense_queue.pointer)) == ref["pointer"]

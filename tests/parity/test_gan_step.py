@@ -25,6 +25,7 @@ from torch.nn import functional as F  # noqa: E402
 
 from keras_paperzoo.models.gan import GAN  # noqa: E402
 from keras_paperzoo.models.gan.gan_networks import build_mlp_discriminator, build_mlp_generator  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 LATENT, DATA, K, M = 3, 4, 2, 3
 D_RATE, G_RATE, MOMENTUM = 0.05, 0.1, 0.5
@@ -105,6 +106,6 @@ def test_gan_step_matches_algorithm_1(generator_loss):
         assert logs[name] == pytest.approx(value, rel=1e-5), name
     for ours, theirs in zip(_weights(gan.discriminator) + _weights(gan.generator),
                             _torch_weights(discriminator) + _torch_weights(generator)):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+        assert_close(ours, theirs)
     assert max(np.abs(t - b).max() for t, b in zip(_torch_weights(generator), g_before)) > 1e-4  # G moved
     assert max(np.abs(t - b).max() for t, b in zip(_torch_weights(discriminator), d_before)) > 1e-4  # D moved

@@ -27,6 +27,7 @@ from keras import ops
 torch = pytest.importorskip("torch")
 
 from keras_paperzoo.models import GPTBackbone, IGPT  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 LEARNING_RATE = 0.5
 PALETTE = 8
@@ -102,5 +103,5 @@ def test_igpt_step_matches_the_released_codes_loss(objective):
 
     logs = igpt.train_on_batch(pixel_ids, return_dict=True)
     assert logs["loss"] == pytest.approx(ref_loss, rel=1e-5)
-    np.testing.assert_allclose(ops.convert_to_numpy(kernel).T, ref_wtet, rtol=1e-5, atol=1e-6)
+    assert_close(ops.convert_to_numpy(kernel).T, ref_wtet)
     assert np.abs(ref_wtet - wtet).max() > 1e-3  # the step moved the projection

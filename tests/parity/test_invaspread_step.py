@@ -27,7 +27,8 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import InvaSpread  # noqa: E402
-from tests.parity.parity_checks import dense_relu_backbone, kernels_and_biases, set_scaled_normal_start  # noqa: E402
+from tests.parity.parity_checks import (  # noqa: E402
+    assert_close, dense_relu_backbone, kernels_and_biases, set_scaled_normal_start)
 
 TEMPERATURE, LR = 0.1, 0.5
 
@@ -75,4 +76,4 @@ def test_one_invaspread_step_equals_the_authors_step():
     assert logs["loss"] == pytest.approx(loss, rel=1e-5)
     for name, value in expected.items():
         assert np.abs(value - before[name]).max() > 1e-3, f"{name} did not move"
-        np.testing.assert_allclose(after[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        assert_close(after[name], value, err_msg=name)

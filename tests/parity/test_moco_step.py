@@ -26,6 +26,7 @@ torch = pytest.importorskip("torch")
 from torch.nn import functional as F  # noqa: E402
 
 from keras_paperzoo.models.moco import MoCo  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 LEARNING_RATE, M, K, B = 0.1, 0.9, 8, 4
 TEMPERATURE = {1: 0.07, 2: 0.2}  # v1 Sec. 4; v2 "--moco-t 0.2"
@@ -84,8 +85,8 @@ def test_moco_step_matches_the_authors_step(version):
     logs = moco.train_on_batch((x_q, x_k), return_dict=True)
     assert logs["loss"] == pytest.approx(loss, rel=1e-5)
     for (key, query), ref_k, ref_q in zip(pairs, new_k, new_q):
-        np.testing.assert_allclose(ops.convert_to_numpy(query), ref_q, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(ops.convert_to_numpy(key), ref_k, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(ops.convert_to_numpy(moco.queue), new_queue, rtol=1e-5, atol=1e-6)
+        assert_close(ops.convert_to_numpy(query), ref_q)
+        assert_close(ops.convert_to_numpy(key), ref_k)
+    assert_close(ops.convert_to_numpy(moco.queue), new_queue)
     assert int(ops.convert_to_numpy(moco.queue_pointer)) == new_pointer
     assert max(np.abs(a - b).max() for a, b in zip(new_q, query_params)) > 1e-3  # the step moved f_q

@@ -32,6 +32,7 @@ torch = pytest.importorskip("torch")
 from torch.nn import functional as F  # noqa: E402
 
 from keras_paperzoo.models.simclr import SimCLR  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 LEARNING_RATE, TAU, N = 0.5, 0.5, 4
 BATCH_NORM_EPSILON = 1e-5  # the authors' resnet.py
@@ -96,5 +97,5 @@ def test_simclr_step_matches_the_authors_step_at_half_their_loss():
     logs = simclr.train_on_batch((x_a, x_b), return_dict=True)
     assert logs["loss"] == pytest.approx(authors_loss / 2, rel=1e-5)  # eq. 1's mean over 2N anchors
     for v, w, g in zip(variables, before, grads):
-        np.testing.assert_allclose(ops.convert_to_numpy(v), w - LEARNING_RATE * g / 2, rtol=1e-5, atol=1e-6)
+        assert_close(ops.convert_to_numpy(v), w - LEARNING_RATE * g / 2)
     assert max(np.abs(g).max() for g in grads) > 1e-3

@@ -29,6 +29,7 @@ torch = pytest.importorskip("torch")
 import keras  # noqa: E402
 
 from keras_paperzoo.models import SwAV  # noqa: E402
+from tests.parity.parity_checks import assert_close  # noqa: E402
 
 LR = 0.5  # large enough that the update is far above the comparison's atol
 BN_EPS = 1e-3  # Keras's BatchNormalization default (PyTorch's is 1e-5): see the module docstring
@@ -136,4 +137,4 @@ def test_one_swav_step_equals_the_authors_step():
     assert logs["loss"] == pytest.approx(expected_loss, rel=1e-5)
     for name, value in expected.items():
         assert np.abs(value - before[name]).max() > 1e-4, f"{name} did not move: the test would be blind to it"
-        np.testing.assert_allclose(after[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+        assert_close(after[name], value, err_msg=name)
