@@ -11,7 +11,9 @@ file the seeds share:
 - each claim's difference at every seed, its mean, and the standard error of that mean
   over seeds (s.d. / sqrt(N), ddof 1): "above over seeds" when the mean exceeds 2 s.e.;
   how many seeds pass their own test (2 s.e. of the test items);
-- each run's numbers (accuracies, errors, losses) at every seed, with mean and s.e.
+- each run's numbers (accuracies, errors, losses) at every seed, with mean and s.e.;
+- the budget the seeds share (data, epochs, batch, updates per run), so that the file says
+  what was trained;
 
 into OUTPUT/PAPER_seeds_metrics.json and PAPER_seeds_results.md.
 
@@ -166,6 +168,21 @@ def _flat(run):
     return flat
 
 
+# Budget entries that differ by seed or machine by design: not part of the shared budget.
+_PER_SEED = ("seed", "seeds", "device", "load_average_1_5_15_min")
+
+
+def shared_budget(per_seed):
+    """The `budget` entries every seed has with the same value, and `updates` (per run) where epochs x steps per
+    epoch give it."""
+    budgets = [m.get("budget") if isinstance(m.get("budget"), dict) else {} for m in per_seed]
+    budget = {k: v for k, v in budgets[0].items()
+              if k not in _PER_SEED and all(b.get(k) == v for b in budgets[1:])}
+    if _is_number(budget.get("epochs")) and _is_number(budget.get("steps_per_epoch")) and "updates" not in budget:
+        budget["updates"] = budget["epochs"] * budget["steps_per_epoch"]
+    return budget
+
+
 def combine(name, output_dir, seed_list, command):
     """PAPER_seeds_metrics.json / _results.md in `output_dir` from the metrics files that every seed folder holds."""
     output_dir = pathlib.Path(output_dir)
@@ -177,7 +194,8 @@ def combine(name, output_dir, seed_list, command):
     files = {}
     for stem in stems:
         per_seed = [json.loads((f / stem).read_text()) for f in folders]
-        files[stem.removesuffix("_metrics.json")] = {"claims": combine_claims(per_seed),
+        files[stem.removesuffix("_metrics.json")] = {"budget": shared_budget(per_seed),
+                                                     "claims": combine_claims(per_seed),
                                                      "runs": combine_runs(per_seed)}
     summaries = [folder / f"reproduce_{name}.json" for folder in folders]
     devices = sorted({json.loads(p.read_text()).get("device", "?") for p in summaries if p.is_file()})
@@ -201,6 +219,15 @@ def _number(value, sign=""):
     return f"{value:{sign}.3g}" if 0 < abs(value) < 1 else f"{value:{sign}.2f}"
 
 
+def _budget_value(value):
+    """A budget entry as text: a whole number with thousands commas, a list joined, anything else as is."""
+    if _is_number(value) and float(value).is_integer():
+        return f"{int(value):,}"
+    if isinstance(value, (list, tuple)):
+        return " x ".join(map(str, value))
+    return str(value)
+
+
 def _per_seed(spread_, sign=""):
     return " / ".join(_number(v, sign) for v in spread_["per_seed"])
 
@@ -213,6 +240,9 @@ def report(combined):
              f"{combined['rule']}.", ""]
     for stem, data in combined["files"].items():
         lines += [f"## {stem}", ""]
+        if data.get("budget"):
+            lines += ["Budget (every seed): " + ", ".join(f"{k} {_budget_value(v)}" for k, v in data["budget"].items()),
+                      ""]
         if data["claims"]:
             lines += ["| claim | difference per seed | mean ± s.e. over seeds | above over seeds | seeds passing |",
                       "|---|---|---|---|---|"]

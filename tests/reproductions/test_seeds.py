@@ -18,8 +18,14 @@ def _metrics(difference, holds, knn, extra_claim=False):
               "loss falls": {"holds": True, "first_epoch": 2.0, "last_epoch": 1.0}}
     if extra_claim:
         claims["named at one seed only"] = {"holds": True, "difference_points": 9.0}
-    return {"claims": claims, "runs": {"plain": {"knn_percent": knn, "wall_seconds": 12.0, "run": "plain"},
+    return {"budget": {"dataset": "cifar10", "epochs": 6, "steps_per_epoch": 100, "batch_size": 128, "seed": seed_of(knn),
+                       "load_average_1_5_15_min": [knn, 0, 0]},
+            "claims": claims, "runs": {"plain": {"knn_percent": knn, "wall_seconds": 12.0, "run": "plain"},
                                        "residual": {"knn_percent": knn + difference}}}
+
+
+def seed_of(knn):
+    return int(knn * 10)  # differs by seed, as a run's seed does
 
 
 def _write_seed(output_dir, seed, metrics, name="resnet"):
@@ -57,6 +63,10 @@ def test_combine_gathers_each_claim_and_run_over_seeds(tmp_path):
     text = (tmp_path / "resnet_seeds_results.md").read_text()
     assert "| residual below plain | +12.10 / +9.40 / +14.00 | +11.83 ± 1.33 | yes | 2/3 |" in text
     assert "| plain | knn_percent | 60.00 / 58.50 / 61.20 | 59.90 ± 0.781 |" in text
+    # the budget every seed shares, with the updates it makes, and not what differs by seed
+    assert combined["files"]["resnet_cifar"]["budget"] == {"dataset": "cifar10", "epochs": 6, "steps_per_epoch": 100,
+                                                           "batch_size": 128, "updates": 600}
+    assert "Budget (every seed): dataset cifar10, epochs 6, steps_per_epoch 100, batch_size 128, updates 600" in text
 
 
 def test_a_difference_within_two_standard_errors_over_seeds_is_not_above(tmp_path):
