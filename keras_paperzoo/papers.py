@@ -128,7 +128,7 @@ PAPERS = (
     Paper(
         "gan", "GAN", "Goodfellow et al. 2014, Generative Adversarial Nets",
         "Fig. 1: p_g approaches p_data on a 1-D toy; Table 1: Parzen log-likelihood of MNIST test digits 225 +- 2.",
-        ("gan_mnist_h100_simultaneous_metrics.json", "gan_mnist_metrics.json"),
+        ("gan_mnist_h100_simultaneous_metrics.json",),
         trainers={"keras_paperzoo.models.gan:GAN": "generator"},
         recipe=Recipe(
             "gan",
@@ -191,7 +191,7 @@ PAPERS = (
     Paper(
         "resnet", "ResNet", "He et al. 2016, Deep Residual Learning",
         "Table 6 / Fig. 6: residual nets beat plain nets of the same depth; the deeper plain net trains worse.",
-        ("resnet_cifar_results.md", "resnet20_cifar_h100_64k_metrics.json"),
+        ("resnet_seeds_results.md", "resnet20_cifar_h100_64k_metrics.json"),
         # The image classifier of every supervised vision paper (AlexNet, VGG, ViT build it on their backbones).
         trainers={"keras_paperzoo.models.image_classifier:ImageClassifier": None},
         recipe=Recipe(
@@ -312,7 +312,7 @@ PAPERS = (
     Paper(
         "moco", "MoCo", "He et al. 2020 / Chen et al. 2020, Momentum Contrast (MoCo v1 / v2)",
         "MoCo v2 learns a representation (kNN above random init); with m = 0 the loss oscillates (Sec. 4.1).",
-        ("moco_mnist_results.md",),
+        ("moco_seeds_results.md",),
         trainers={"keras_paperzoo.models.moco:MoCo": "encoder"},
         recipe=Recipe(
             "moco",
@@ -356,7 +356,7 @@ PAPERS = (
     Paper(
         "simclr", "SimCLR", "Chen et al. 2020, A Simple Framework for Contrastive Learning (SimCLR v1 / v2)",
         "Sec. 4.2 / Fig. 8: h before the head probes better than z after it; the temperature matters.",
-        ("ssl_mnist_results.md",),
+        ("simclr_seeds_results.md",),
         trainers={"keras_paperzoo.models.simclr:SimCLR": "encoder"},
         recipe=Recipe(
             "simclr",
@@ -402,7 +402,7 @@ PAPERS = (
         "instdisc", "InstDisc",
         "Wu et al. 2018, Unsupervised Feature Learning via Non-Parametric Instance Discrimination (InstDisc)",
         "Sec. 3.3 / Fig. 3: the proximal term makes the training loss oscillate less.",
-        ("instdisc_proximal_digits_results.md", "ssl_mnist_results.md"),
+        ("instdisc_seeds_results.md",),
         trainers={"keras_paperzoo.models.instdisc:InstDisc": "encoder"},
         recipe=Recipe(
             "instdisc",
@@ -500,7 +500,7 @@ PAPERS = (
         "Wang et al. 2021, Dense Contrastive Learning for Self-Supervised Visual Pre-training (DenseCL)",
         "Abstract / Table 1: at the same budget DenseCL beats MoCo v2 on dense prediction (+2.0 AP VOC detection, "
         "+3.0 mIoU VOC segmentation) at under 1 % extra time; here a dense linear probe of digits on a canvas.",
-        ("densecl_digits_results.md",),
+        ("densecl_seeds_results.md",),
         trainers={"keras_paperzoo.models.densecl:DenseCL": "encoder"},
         recipe=Recipe(
             "densecl",
