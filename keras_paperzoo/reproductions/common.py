@@ -161,10 +161,31 @@ def standardize(data):
     return (norm(x_train), y_train, norm(x_test), y_test), mean, std
 
 
-def load_cifar(dataset, train_images, test_images, seed, image_size=32):
-    """RGB images at `image_size` (CIFAR-10 at its own 32 x 32 unless asked), standardised by the training images."""
+def center_raw_rgb(data):
+    """Raw RGB values (0-255) less the training images' mean pixel: (data, mean).
+
+    AlexNet's input (Sec. 2: "subtracting the mean activity over the training set from each
+    pixel ... the (centered) raw RGB values") and VGG's (Sec. 2.1: "subtracting the mean RGB
+    value"): no division by the standard deviation, so activations have the scale that the
+    papers' N(0, 0.01) weights, unit biases and LRN constants (k = 2, alpha = 1e-4) were set for.
+    """
+    x_train, y_train, x_test, y_test = data
+    mean = x_train.mean(axis=(0, 1, 2))  # (C,), in [0, 1]
+    center = lambda x: ((x - mean) * 255.0).astype("float32")  # noqa: E731
+    return (center(x_train), y_train, center(x_test), y_test), mean
+
+
+def load_cifar(dataset, train_images, test_images, seed, image_size=32, inputs="standardized"):
+    """RGB images at `image_size` (CIFAR-10 at its own 32 x 32 unless asked), standardised by the training images
+    (`inputs="standardized"`) or the papers' centered raw RGB values (`inputs="raw-rgb"`, `center_raw_rgb`)."""
+    if inputs not in INPUTS:
+        raise UsageError(f"--inputs {inputs!r}: expected one of {', '.join(INPUTS)}")
     size = image_size if dataset == "digits" or image_size != 32 else None
-    return standardize(load_images(dataset, train_images, test_images, seed, size, "rgb"))[0]
+    data = load_images(dataset, train_images, test_images, seed, size, "rgb")
+    return (center_raw_rgb if inputs == "raw-rgb" else standardize)(data)[0]
+
+
+INPUTS = ("standardized", "raw-rgb")
 
 
 # --- supervised training ---------------------------------------------------------------------
@@ -627,14 +648,17 @@ def train_variants(args, builders, metrics_file, paper, claims, **extra_budget):
 
     from keras_paperzoo.evaluation.run_records import timed
 
-    data = load_cifar(args.dataset, args.train_images, args.test_images, args.seed, args.image_size)
-    budget = budget_record(args, data, image_size=int(data[0].shape[1]), **extra_budget)
+    inputs, warmup_steps = getattr(args, "inputs", "standardized"), getattr(args, "warmup_steps", 0)
+    data = load_cifar(args.dataset, args.train_images, args.test_images, args.seed, args.image_size, inputs)
+    budget = budget_record(args, data, image_size=int(data[0].shape[1]), inputs=inputs, **extra_budget)
+    if warmup_steps:
+        budget["warmup_steps"] = warmup_steps
     nets = {}
     for name, build in builders.items():
         print(f"== {name}", flush=True)
         keras.utils.set_random_seed(args.seed)  # every net from the same seed, whatever the order
         nets[name] = timed(train_and_test, build(data[0].shape[1:]), data, args.epochs, args.batch_size, args.seed,
-                           args.verbose)
+                           args.verbose, warmup_steps=warmup_steps)
         print(f"   {name}: {json.dumps(nets[name])}", flush=True)
         metrics = write_json(metrics_file, {"paper": paper, "budget": budget, "nets": nets,
                                             "claims": claims(nets, budget)})

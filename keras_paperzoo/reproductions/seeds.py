@@ -220,11 +220,12 @@ def _number(value, sign=""):
 
 
 def _budget_value(value):
-    """A budget entry as text: a whole number with thousands commas, a list joined, anything else as is."""
+    """A budget entry as text: a whole number with thousands commas, a list as the paper writes widths (24-64-96),
+    anything else as is."""
     if _is_number(value) and float(value).is_integer():
         return f"{int(value):,}"
     if isinstance(value, (list, tuple)):
-        return " x ".join(map(str, value))
+        return "-".join(map(str, value))
     return str(value)
 
 

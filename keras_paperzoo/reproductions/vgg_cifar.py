@@ -1,6 +1,6 @@
 """VGG configurations A, A-LRN and B on CIFAR-10: LRN does not help, depth does (Simonyan & Zisserman 2015, Table 3).
 
-    paperzoo reproduce vgg --budget cpu             # the CPU budget below
+    paperzoo reproduce vgg --budget cpu --seeds 3   # the CPU budget below, 3 training seeds
     paperzoo reproduce vgg --budget smoke           # seconds, on the embedded digits
 
 The claims (Table 3, ImageNet top-1 validation error at a single scale, S = 256): A-LRN
@@ -11,16 +11,21 @@ offline: the same configurations (`VGGBackbone(configuration=...)`, Table 1's la
 trained on CIFAR-10 at 32 x 32 (the smallest input five poolings take) with one seed,
 data order and augmentation, under `ImageClassifier.compile()`'s paper recipe (SGD
 momentum 0.9, lr 0.01, weight decay 5e-4, dropout 0.5 on fc6 and fc7, lr / 10 at the
-paper's plateaus). Claims: "LRN does not improve on A" holds when A-LRN's test error is
-not below A's by more than two binomial standard errors; "depth helps" when B's is below
-A's by more than that.
+paper's plateaus). Claims, each stated as the effect measured: "LRN improves on A"
+holds when A-LRN's test error is below A's by more than two binomial standard errors
+(the paper's claim is that it does not); "depth helps" when B's is below A's by more
+than that.
 
-Budget (the defaults, chosen for a 2-core CPU, not yet run there): a seeded
-class-balanced subset of 5,000 training images, 5 epochs of batch 128 (195 updates), an
-eighth of the paper's widths (conv 8-16-32-64-64, fc 256-256), 2,000 test images. The
-paper initialised its deeper nets from A (or with Glorot's scheme) and trained 74
-epochs; at a few hundred updates from scratch a deeper plain net may train slower, and
-the report says so.
+Inputs: the paper's (Sec. 2.1: "subtracting the mean RGB value, computed on the training
+set, from each pixel"), centered raw RGB values 0-255 (`--inputs raw-rgb`; `standardized`
+divides by the per-channel std too).
+
+CPU budget (the defaults, `--budget cpu`): all 50,000 training images, 10 epochs of
+batch 128 (3,910 updates), an eighth of the paper's widths (conv 8-16-32-64-64, fc
+256-256), all 10,000 test images (the first budget tried, 5,000 images x 5 epochs, left A
+and B near chance). The paper initialised its deeper nets from A (or
+with Glorot's scheme) and trained 74 epochs; at a few thousand updates from scratch a
+deeper plain net may train slower, and the report says so.
 
 Writes vgg_cifar_metrics.json and vgg_cifar_results.md into --output-dir.
 """
@@ -38,17 +43,21 @@ CONFIGURATIONS = ("A", "A-LRN", "B", "C", "D", "E")
 def claims(nets, budget):
     n, out = budget["test_images"], {}
     if "A" in nets and "A-LRN" in nets:
-        lrn = common.error_below(nets["A-LRN"], nets["A"], "test_error_percent", n)
-        out["LRN does not improve on A (A-LRN not below A)"] = {**lrn, "holds": not lrn["holds"]}
+        # Stated as the effect measured (holds: A-LRN below A), so that "holds" and a difference above its error bar
+        # mean the same thing here and over seeds (seeds.py); the paper's claim holds where this does not.
+        out["LRN improves on A (A-LRN below A; the paper: it does not)"] = common.error_below(
+            nets["A-LRN"], nets["A"], "test_error_percent", n)
     if "A" in nets and "B" in nets:
         out["depth helps (B below A)"] = common.error_below(nets["B"], nets["A"], "test_error_percent", n)
     return out
 
 
 def main(argv=None):
-    parser = common.cifar_arguments(__doc__.splitlines()[0], train_images=5000, epochs=5)
-    parser.set_defaults(test_images=2000)
+    parser = common.cifar_arguments(__doc__.splitlines()[0], train_images=0, epochs=10)
     parser.add_argument("--configurations", default="A,A-LRN,B", help=f"among {', '.join(CONFIGURATIONS)}")
+    parser.add_argument("--inputs", default="raw-rgb", choices=common.INPUTS,
+                        help="raw-rgb: the paper's centered raw RGB values (0-255 less the mean pixel); standardized: "
+                        "per-channel mean 0, std 1")
     parser.add_argument("--image-size", type=int, default=32, help="input side (the paper: 224)")
     parser.add_argument("--filters", default="8,16,32,64,64", help="per stage (the paper: 64,128,256,512,512)")
     parser.add_argument("--fc-units", default="256,256", help="fc6, fc7 (the paper: 4096,4096)")

@@ -143,12 +143,14 @@ def _gan(out, metrics):
     assert (out / "gan_mnist_run" / "model.keras").is_file()
 
 
-def _classifier_ablation(names):
+def _classifier_ablation(names, **budget):
     def check(out, metrics):
         assert list(metrics["nets"]) == names
         for run in metrics["nets"].values():
             assert run["steps"] == 4 and 0.0 <= run["test_error_percent"] <= 100.0
         assert metrics["budget"]["test_images"] == 40 and metrics["claims"]
+        # the papers' inputs (centered raw RGB) and, for AlexNet, its N(0, 0.01^2) weights unless a budget says otherwise
+        assert {k: metrics["budget"][k] for k in budget} == budget
     return check
 
 
@@ -383,8 +385,8 @@ def _igpt(out, metrics):
 # What each paper's smoke run must also show, and the metrics file it writes (a paper with no entry: the checks every
 # run gets, and the one *_metrics.json it writes).
 CHECKS = {
-    "gan": _gan, "alexnet": _classifier_ablation(["with LRN", "without LRN"]),
-    "vgg": _classifier_ablation(["A", "A-LRN"]), "resnet": _resnet, "vit": _vit, "transformer": _transformer,
+    "gan": _gan, "alexnet": _classifier_ablation(["with LRN", "without LRN"], inputs="raw-rgb", kernel_initializer="paper"),
+    "vgg": _classifier_ablation(["A", "A-LRN"], inputs="raw-rgb"), "resnet": _resnet, "vit": _vit, "transformer": _transformer,
     "bert": _bert, "gpt": _gpt, "moco": _moco, "mae": _mae, "simclr": _ssl("simclr", "SimCLR, t = 0.5"),
     "byol": _ssl("byol", "BYOL"), "swav": _swav, "instdisc": _instdisc, "invaspread": _ssl("invaspread", "InvaSpread"),
     "cpc": _ssl("cpc", "CPC v1"), "cmc": _ssl("cmc", "CMC"), "deepcluster": _deepcluster, "densecl": _densecl,

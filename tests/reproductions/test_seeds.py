@@ -69,6 +69,13 @@ def test_combine_gathers_each_claim_and_run_over_seeds(tmp_path):
     assert "Budget (every seed): dataset cifar10, epochs 6, steps_per_epoch 100, batch_size 128, updates 600" in text
 
 
+def test_a_budget_entry_reads_as_text():
+    # whole numbers with thousands commas, widths as the papers write them (conv 24-64-96), anything else as is
+    assert seeds._budget_value(50000) == "50,000" and seeds._budget_value(600.0) == "600"
+    assert seeds._budget_value([24, 64, 96]) == "24-64-96" and seeds._budget_value((256, 256)) == "256-256"
+    assert seeds._budget_value(0.5) == "0.5" and seeds._budget_value("cifar10") == "cifar10"
+
+
 def test_a_difference_within_two_standard_errors_over_seeds_is_not_above(tmp_path):
     for seed, d in enumerate([8.0, -6.0, 1.0]):  # each seed may pass its own test; the seeds disagree
         _write_seed(tmp_path, seed, _metrics(d, holds=d > 1.4, knn=50.0))

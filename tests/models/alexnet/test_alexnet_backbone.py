@@ -99,6 +99,22 @@ def test_the_papers_initialisation():
     assert conv4.shape == conv5.shape and not np.allclose(conv4, conv5)  # independent draws
 
 
+def test_he_normal_scales_each_layer_to_its_fan_in_and_saves(tmp_path):
+    # The narrow nets' alternative (Sec. 5's fixed 0.01 leaves a quarter-width net at chance): std sqrt(2 / fan_in),
+    # the paper's biases kept.
+    keras.utils.set_random_seed(0)
+    wide = {**TINY, "filters": (64, 64, 64, 64, 64)}
+    backbone = AlexNetBackbone(**wide, kernel_initializer="he_normal")
+    for name, fan_in in (("conv1", 11 * 11 * 3), ("conv3", 3 * 3 * 64), ("conv4", 3 * 3 * 32)):  # conv4: two towers
+        kernel = keras.ops.convert_to_numpy(backbone.get_layer(name).kernel)
+        assert kernel.std() == pytest.approx(np.sqrt(2 / fan_in), rel=0.1), name
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(backbone.get_layer("conv4").bias), 1.0)
+    clone = AlexNetBackbone.from_config(backbone.get_config())
+    assert isinstance(clone.get_layer("fc6").kernel_initializer, keras.initializers.HeNormal)
+    x = np.random.default_rng(0).normal(size=(2, 67, 67, 3)).astype("float32")
+    run_backbone_test(AlexNetBackbone, {**TINY, "kernel_initializer": "he_normal"}, x, (2, 16), tmp_path)
+
+
 def test_bad_arguments_name_the_value_and_rule():
     with pytest.raises(ValueError, match="image height 32 is too small.*at least 67 pixels"):
         AlexNetBackbone(image_shape=(32, 32, 3))
@@ -122,6 +138,8 @@ def test_bad_arguments_name_the_value_and_rule():
         AlexNetBackbone(pool_size=1)
     with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\); got 1.5"):
         AlexNetBackbone(dropout=1.5)
+    with pytest.raises(ValueError, match="kernel_initializer must be None .* got 'he'"):
+        AlexNetBackbone(kernel_initializer="he")
     with pytest.raises(ValueError, match="Unknown AlexNetBackbone preset 'alexnet_v2'"):
         AlexNetBackbone.from_preset("alexnet_v2")
 
