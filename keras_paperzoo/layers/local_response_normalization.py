@@ -69,8 +69,9 @@ class LocalResponseNormalization(keras.layers.Layer):
     def call(self, inputs):
         channels = inputs.shape[-1]
         radius = self.size // 2
-        # The window sum as one matmul with a band of ones, (N, N), |i - j| <= n // 2: on a CPU
-        # 4-17x faster than summing n shifted slices, whose gradients each pad a full-size tensor.
+        # The window sum as one matmul with a band of ones, (N, N), |i - j| <= n // 2, rather than a
+        # sum of n shifted slices, whose gradients each pad a full-size tensor: a conv + LRN training
+        # step on one CPU thread ran 1.6x faster on JAX and torch, 5.5x on TensorFlow (2026-12-06).
         channel = np.arange(channels)
         band = (np.abs(channel[:, None] - channel[None, :]) <= radius).astype("float32")
         window_sum = ops.matmul(ops.square(inputs), ops.cast(band, inputs.dtype))  # (..., N)
