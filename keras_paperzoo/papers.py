@@ -148,7 +148,7 @@ PAPERS = (
     Paper(
         "alexnet", "AlexNet", "Krizhevsky et al. 2012, ImageNet Classification with Deep CNNs",
         "Sec. 3.3: local response normalization lowers the test error (CIFAR-10: 13 % without, 11 % with).",
-        ("alexnet_seeds_results.md",),
+        ("alexnet_seeds_results.md", "alexnet_fixed_scale_seeds_results.md"),
         recipe=Recipe(
             "alexnet",
             "AlexNet classifier (two towers, LRN, overlapping pooling, dropout), paper SGD recipe; digits at 67 x 67 "

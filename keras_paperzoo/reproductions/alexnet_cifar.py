@@ -27,6 +27,7 @@ inputs (`--inputs standardized`; He's weights on 0-255 inputs diverge at lr 0.01
 first epoch). LRN's constants (k = 2, alpha = 1e-4) were set for raw-pixel activations:
 on unit-scale ones its sum term is small beside k, and LRN is close to a fixed division
 by 2^0.75, so the CPU budget tests the layer in a regime gentler than the paper's.
+`--nets "fixed scale"` trains that division alone (LRN with alpha = 0) to tell the two apart.
 
 CPU budget (`--budget cpu`): CIFAR-10 upsampled to 67 x 67 (the smallest input
 AlexNet's stride-4 conv1 and three poolings take), all 50,000 training images, 3 epochs
@@ -47,11 +48,20 @@ PAPER = ("Krizhevsky et al. 2012, Sec. 3.3: CIFAR-10 test error 13 % without res
 PAPER_ERROR = {"with LRN": 11.0, "without LRN": 13.0}
 
 
+# "fixed scale": LRN with alpha = 0, i.e. a fixed division by k^beta = 2^0.75 at the same two places; against it,
+# LRN's gain is its normalisation across channels rather than the rescaling.
+NETS = ("with LRN", "without LRN", "fixed scale")
+
+
 def claims(nets, budget):
+    out, n = {}, budget["test_images"]
     if "with LRN" in nets and "without LRN" in nets:
-        return {"LRN lowers the test error": common.error_below(
-            nets["with LRN"], nets["without LRN"], "test_error_percent", budget["test_images"])}
-    return {}
+        out["LRN lowers the test error"] = common.error_below(nets["with LRN"], nets["without LRN"],
+                                                              "test_error_percent", n)
+    if "with LRN" in nets and "fixed scale" in nets:
+        out["LRN below its fixed scale (alpha = 0)"] = common.error_below(nets["with LRN"], nets["fixed scale"],
+                                                                          "test_error_percent", n)
+    return out
 
 
 def kernel_initializer(text):
@@ -79,23 +89,33 @@ def main(argv=None):
     parser.add_argument("--kernel-initializer", default="paper",
                         help="paper: N(0, 0.01^2) (Sec. 5); a standard deviation, e.g. 0.02; or a Keras initializer "
                         "name, e.g. he_normal")
+    parser.add_argument("--nets", default="with LRN,without LRN",
+                        help=f"comma-separated among {', '.join(NETS)} (fixed scale: LRN with alpha = 0)")
     parser.add_argument("--warmup-steps", type=int, default=0,
                         help="updates at lr / 10 before the paper's 0.01 (He et al.'s remedy for a slow start; 0: none)")
     args = parser.parse_args(argv)
     if args.warmup_steps < 0:
         parser.error(f"--warmup-steps {args.warmup_steps}: must be >= 0")
+    nets = common.comma_list(args.nets, "--nets", NETS)
     filters = common.comma_list(args.filters, "--filters", kind=int)
     fc_units = common.comma_list(args.fc_units, "--fc-units", kind=int)
 
-    def build(normalization):
+    def build(net):
         from keras_paperzoo.models import AlexNetBackbone
 
-        initializer = kernel_initializer(args.kernel_initializer)
-        return lambda shape: AlexNetBackbone(image_shape=tuple(shape), filters=filters, fc_units=fc_units,
-                                             response_normalization=normalization, kernel_initializer=initializer)
+        def backbone(shape):
+            model = AlexNetBackbone(image_shape=tuple(shape), filters=filters, fc_units=fc_units,
+                                    response_normalization=net != "without LRN",
+                                    kernel_initializer=kernel_initializer(args.kernel_initializer))
+            if net == "fixed scale":
+                for name in ("norm1", "norm2"):
+                    model.get_layer(name).alpha = 0.0  # read at each call: x / 2^0.75 (not saved: trained only)
+            return model
+
+        return backbone
 
     output = pathlib.Path(args.output_dir)
-    metrics = common.train_variants(args, {"with LRN": build(True), "without LRN": build(False)},
+    metrics = common.train_variants(args, {net: build(net) for net in nets},
                                     output / "alexnet_cifar_metrics.json", PAPER, claims,
                                     filters=filters, fc_units=fc_units, kernel_initializer=args.kernel_initializer)
     text = common.variants_table(metrics, "AlexNet: local response normalization on CIFAR-10")
@@ -105,5 +125,6 @@ def main(argv=None):
 
 
 def paper_vs_ours(metrics):
-    return [(f"AlexNet {name}: test error (%)", f"{PAPER_ERROR[name]:.0f} (four-layer CNN, CIFAR-10)",
+    return [(f"AlexNet {name}: test error (%)",
+             f"{PAPER_ERROR[name]:.0f} (four-layer CNN, CIFAR-10)" if name in PAPER_ERROR else "-",
              f"{run['test_error_percent']:.2f}") for name, run in metrics["nets"].items()]

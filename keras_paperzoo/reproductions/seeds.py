@@ -26,6 +26,7 @@ import datetime
 import json
 import math
 import pathlib
+import shlex
 import subprocess
 import sys
 
@@ -91,7 +92,7 @@ def run_seeds(name, budget, seeds, extra=(), output_dir=None, backend=None, run=
         if code != 0:
             raise RuntimeError(f"seed {seed} of `paperzoo reproduce {name}` stopped with exit code {code} (its "
                                "output is above); run the same command again to continue from the seeds done")
-    command = f"paperzoo reproduce {name} --budget {budget} {' '.join(extra)} --seeds {seeds}".replace("  ", " ")
+    command = shlex.join(["paperzoo", "reproduce", name, "--budget", budget, *extra, "--seeds", str(seeds)])
     combined = combine(name, output_dir, seed_list, command)
     print(report(combined))
     return combined

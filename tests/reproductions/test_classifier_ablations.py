@@ -52,3 +52,20 @@ def test_vgg_claims_hold_when_the_effect_shows():
     assert not depth["holds"] and depth["difference_points"] == pytest.approx(-0.5)
     se = 100 * np.sqrt(0.44 * 0.56 / 10000 + 0.41 * 0.59 / 10000)  # two binomial errors, independent test sets
     assert lrn["two_standard_errors_points"] == pytest.approx(2 * se, abs=0.02)
+
+
+def test_alexnet_fixed_scale_is_lrn_with_alpha_0():
+    # The "fixed scale" arm: LRN's division by (k + alpha * sum)^beta with alpha = 0, i.e. by 2^0.75 everywhere.
+    import keras
+
+    from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
+
+    layer = LocalResponseNormalization()
+    x = np.random.default_rng(0).normal(scale=30.0, size=(2, 3, 3, 8)).astype("float32")  # where LRN is not linear
+    assert not np.allclose(keras.ops.convert_to_numpy(layer(x)), x / 2**0.75, rtol=1e-3)
+    layer.alpha = 0.0  # what alexnet_cifar sets on norm1 and norm2
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(layer(x)), x / 2**0.75, rtol=1e-5)
+    assert alexnet_cifar.NETS == ("with LRN", "without LRN", "fixed scale")
+    nets = {"with LRN": {"test_error_percent": 60.0}, "fixed scale": {"test_error_percent": 66.0}}
+    claim = alexnet_cifar.claims(nets, {"test_images": 10000})["LRN below its fixed scale (alpha = 0)"]
+    assert claim["holds"] and claim["difference_points"] == pytest.approx(6.0)

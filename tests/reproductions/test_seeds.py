@@ -105,6 +105,10 @@ def test_run_seeds_runs_each_seed_in_its_own_process_and_keeps_seeds_done(tmp_pa
         "paperzoo reproduce resnet --budget smoke --nets plain20_cifar --seeds 2")
     seeds.run_seeds("resnet", "smoke", 3, ["--seed", "4"], tmp_path, run=run)  # seeds 4 and 5 are kept
     assert [c[c.index("--seed") + 1] for c in commands] == ["4", "5", "6"]
+    # the command as a shell takes it back: an argument with a space is quoted
+    seeds.run_seeds("resnet", "smoke", 3, ["--nets", "fixed scale", "--seed", "4"], tmp_path, run=run)
+    assert json.loads((tmp_path / "resnet_seeds_metrics.json").read_text())["command"] == (
+        "paperzoo reproduce resnet --budget smoke --nets 'fixed scale' --seeds 3")
 
 
 def test_a_failed_seed_stops_with_one_line_and_the_seeds_done_stay(tmp_path, capsys, monkeypatch):
