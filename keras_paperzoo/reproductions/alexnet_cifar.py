@@ -65,16 +65,41 @@ def claims(nets, budget):
 
 
 def kernel_initializer(text):
-    """--kernel-initializer: "paper" (None: N(0, 0.01^2)), a standard deviation (N(0, std^2)) or a Keras name."""
+    """--kernel-initializer: "paper" (None: N(0, 0.01^2)), a standard deviation (N(0, std^2)) or a Keras name.
+
+    A name Keras does not know is refused here, before any data is loaded (Keras is imported: select the backend
+    first).
+    """
     if text == "paper":
         return None
     try:
         std = float(text)
     except ValueError:
+        import keras
+
+        try:
+            keras.initializers.get(text)
+        except ValueError:
+            raise common.UsageError(f"--kernel-initializer {text!r}: not 'paper', a standard deviation or a Keras "
+                                    "initializer name (e.g. he_normal)") from None
         return text
     if not std > 0:
         raise common.UsageError(f"--kernel-initializer {text!r}: a standard deviation must be > 0")
     return {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": std}}
+
+
+def backbone(net, image_shape, filters, fc_units, initializer=None):
+    """The AlexNet of arm `net` (one of NETS); "fixed scale" is LRN with alpha = 0, a division by 2^0.75."""
+    from keras_paperzoo.models import AlexNetBackbone
+
+    model = AlexNetBackbone(image_shape=tuple(image_shape), filters=filters, fc_units=fc_units,
+                            response_normalization=net != "without LRN", kernel_initializer=initializer)
+    if net == "fixed scale":
+        for name in ("norm1", "norm2"):
+            # Read at each call. Not in the backbone's config: a saved copy would reload with alpha = 1e-4, so the
+            # arm is for training here, not for saving.
+            model.get_layer(name).alpha = 0.0
+    return model
 
 
 def main(argv=None):
@@ -100,19 +125,11 @@ def main(argv=None):
     filters = common.comma_list(args.filters, "--filters", kind=int)
     fc_units = common.comma_list(args.fc_units, "--fc-units", kind=int)
 
+    common.select_backend(args.backend)
+    initializer = kernel_initializer(args.kernel_initializer)
+
     def build(net):
-        from keras_paperzoo.models import AlexNetBackbone
-
-        def backbone(shape):
-            model = AlexNetBackbone(image_shape=tuple(shape), filters=filters, fc_units=fc_units,
-                                    response_normalization=net != "without LRN",
-                                    kernel_initializer=kernel_initializer(args.kernel_initializer))
-            if net == "fixed scale":
-                for name in ("norm1", "norm2"):
-                    model.get_layer(name).alpha = 0.0  # read at each call: x / 2^0.75 (not saved: trained only)
-            return model
-
-        return backbone
+        return lambda shape: backbone(net, shape, filters, fc_units, initializer)
 
     output = pathlib.Path(args.output_dir)
     metrics = common.train_variants(args, {net: build(net) for net in nets},

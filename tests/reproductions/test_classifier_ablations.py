@@ -55,17 +55,28 @@ def test_vgg_claims_hold_when_the_effect_shows():
 
 
 def test_alexnet_fixed_scale_is_lrn_with_alpha_0():
-    # The "fixed scale" arm: LRN's division by (k + alpha * sum)^beta with alpha = 0, i.e. by 2^0.75 everywhere.
+    # The "fixed scale" arm: LRN's division by (k + alpha * sum)^beta with alpha = 0, i.e. by 2^0.75 everywhere, at
+    # LRN's two places; the "with LRN" arm keeps alpha = 1e-4 and is not linear on large activations.
     import keras
 
-    from keras_paperzoo.layers.local_response_normalization import LocalResponseNormalization
-
-    layer = LocalResponseNormalization()
-    x = np.random.default_rng(0).normal(scale=30.0, size=(2, 3, 3, 8)).astype("float32")  # where LRN is not linear
-    assert not np.allclose(keras.ops.convert_to_numpy(layer(x)), x / 2**0.75, rtol=1e-3)
-    layer.alpha = 0.0  # what alexnet_cifar sets on norm1 and norm2
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(layer(x)), x / 2**0.75, rtol=1e-5)
     assert alexnet_cifar.NETS == ("with LRN", "without LRN", "fixed scale")
+    tiny = {"image_shape": (67, 67, 3), "filters": [8, 8, 8, 8, 8], "fc_units": [8, 8]}
+    x = np.random.default_rng(0).normal(scale=300.0, size=(2, 67, 67, 3)).astype("float32")
+    for net, linear in (("fixed scale", True), ("with LRN", False)):
+        keras.utils.set_random_seed(0)
+        model = alexnet_cifar.backbone(net, **tiny)
+        relu = keras.Model(model.input, model.get_layer("conv1").output)(x)
+        norm = keras.Model(model.input, model.get_layer("norm1").output)(x)
+        relu, norm = keras.ops.convert_to_numpy(relu), keras.ops.convert_to_numpy(norm)
+        assert np.abs(relu).max() > 100  # where alpha * sum is not small beside k = 2
+        assert np.allclose(norm, relu / 2**0.75, rtol=1e-5, atol=1e-5) == linear, net
+    without = alexnet_cifar.backbone("without LRN", **tiny)
+    assert not [layer for layer in without.layers if "norm" in layer.name]
     nets = {"with LRN": {"test_error_percent": 60.0}, "fixed scale": {"test_error_percent": 66.0}}
     claim = alexnet_cifar.claims(nets, {"test_images": 10000})["LRN below its fixed scale (alpha = 0)"]
     assert claim["holds"] and claim["difference_points"] == pytest.approx(6.0)
+
+
+def test_alexnet_refuses_an_unknown_initializer_before_loading_data():
+    with pytest.raises(common.UsageError, match="--kernel-initializer 'he': not 'paper', a standard deviation"):
+        alexnet_cifar.main(["--dataset", "no-such-dataset.npz", "--kernel-initializer", "he"])
